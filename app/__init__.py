@@ -1,0 +1,42 @@
+"""turnlog: durable, replayable transcripts of CLI coding agents."""
+import os
+from pathlib import Path
+
+from flask import Flask
+
+from app.config import Config
+
+
+def create_app(test_config=None):
+    """Build and wire a turnlog application.
+
+    Settings come from `Config`, then `TURNLOG_*` environment variables, then
+    `test_config`, so a test always has the last word.
+    """
+    app = Flask(__name__, instance_relative_config=True)
+    app.config.from_object(Config)
+    app.config.from_prefixed_env("TURNLOG")
+    if test_config is not None:
+        app.config.update(test_config)
+    _fill_defaults(app)
+
+    from app import cli, db, errors
+    from app.ingest import bp as ingest_bp
+    from app.sessions import bp as sessions_bp
+
+    db.init_app(app)
+    errors.init_app(app)
+    cli.init_app(app)
+    app.register_blueprint(sessions_bp)
+    app.register_blueprint(ingest_bp)
+    return app
+
+
+def _fill_defaults(app):
+    """Settings whose defaults depend on where the app lives."""
+    if not app.config.get("SQLALCHEMY_DATABASE_URI"):
+        os.makedirs(app.instance_path, exist_ok=True)
+        path = Path(app.instance_path) / "turnlog.sqlite"
+        app.config["SQLALCHEMY_DATABASE_URI"] = f"sqlite:///{path}"
+    if not app.config.get("MIGRATIONS_DIR"):
+        app.config["MIGRATIONS_DIR"] = str(Path(app.root_path).parent / "migrations")

@@ -1,0 +1,20 @@
+"""Default settings. Every key can be overridden by a `TURNLOG_<KEY>` environment
+variable (values are parsed as JSON where possible) or by `create_app(test_config)`."""
+
+
+class Config:
+    # Filled in by create_app with a SQLite file in the instance folder when unset.
+    SQLALCHEMY_DATABASE_URI = None
+    SQLALCHEMY_ENGINE_OPTIONS = {}
+    # Seconds a SQLite writer waits for the write lock before giving up.
+    SQLITE_BUSY_TIMEOUT = 30.0
+    # Requests larger than this get 413 before any of their body is read.
+    MAX_CONTENT_LENGTH = 8 * 1024 * 1024
+    # How long raw output lines stay in the live buffer (the transcript is kept).
+    OUTPUT_RETENTION_SECONDS = 24 * 3600
+    # Page sizes for list endpoints.
+    DEFAULT_PAGE_SIZE = 100
+    MAX_PAGE_SIZE = 1000
+    # Folder holding NNNN_name.sql migrations; None means the project's migrations/.
+    MIGRATIONS_DIR = None
+    JSON_SORT_KEYS = False

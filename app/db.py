@@ -1,0 +1,54 @@
+"""Database wiring: flask-sqlalchemy's engine with turnlog's connection settings,
+and the units of work views hand to services."""
+from flask import current_app
+from sqlalchemy import event
+
+from app.extensions import db
+from app.services.unit_of_work import WRITE_OPTION
+from app.services.unit_of_work import SqlUnitOfWork
+
+
+def init_app(app):
+    db.init_app(app)
+    with app.app_context():
+        engine = db.engine
+        if engine.dialect.name == "sqlite":
+            configure_sqlite(engine, app.config["SQLITE_BUSY_TIMEOUT"])
+
+
+def configure_sqlite(engine, busy_timeout):
+    """WAL, foreign keys and a busy timeout on every connection; explicit BEGINs.
+
+    pysqlite's own transaction handling is turned off so that turnlog decides how
+    a transaction begins: writers say BEGIN IMMEDIATE and queue for the lock,
+    readers say BEGIN and never block writers (WAL).
+    """
+
+    @event.listens_for(engine, "connect")
+    def on_connect(dbapi_connection, _record):
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def on_begin(conn):
+        writer = conn.get_execution_options().get(WRITE_OPTION)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
+
+
+def reading():
+    """A unit of work for reads on this request's session."""
+    return SqlUnitOfWork(db.session)
+
+
+def writing():
+    """A unit of work that holds the write lock from its first statement."""
+    return SqlUnitOfWork(db.session, write=True)
+
+
+def migrations_dir():
+    return current_app.config["MIGRATIONS_DIR"]

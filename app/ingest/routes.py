@@ -1,0 +1,38 @@
+"""Runner-facing endpoints: thin views over app.services.ingest."""
+from flask import Blueprint
+from flask import current_app
+
+from app import db
+from app import schemas
+from app.services import ingest as service
+from app.services.models import Chunk
+from app.web import load_body
+
+bp = Blueprint("ingest", __name__, url_prefix="/api/remote/sessions")
+
+
+@bp.post("/<session_id>/output")
+def output(session_id):
+    batch = load_body(schemas.output_batch_schema)
+    chunks = [Chunk(c["data"], c["stream"], c["seq"]) for c in batch["chunks"]]
+    receipt = service.ingest_output(
+        session_id,
+        chunks,
+        db.writing(),
+        retention_seconds=current_app.config["OUTPUT_RETENTION_SECONDS"],
+    )
+    return schemas.ingest_receipt_schema.dump(receipt)
+
+
+@bp.post("/<session_id>/complete")
+def complete(session_id):
+    body = load_body(schemas.complete_schema)
+    session = service.complete_session(session_id, body["exit_code"], db.writing())
+    return {"session": schemas.session_summary_schema.dump(session)}
+
+
+@bp.post("/<session_id>/usage")
+def usage(session_id):
+    report = load_body(schemas.usage_report_schema)
+    counted, session = service.record_usage(session_id, report, db.writing())
+    return {"counted": counted, "session": schemas.session_summary_schema.dump(session)}

@@ -1,0 +1,98 @@
+"""marshmallow schemas: `load` what comes in, `dump` what goes out.
+
+Every schema inherits `Meta.unknown = RAISE` from BaseSchema, so a misspelt field
+is a 422, not silently ignored. Dump schemas list their fields explicitly: an
+internal column (turn_key, next_event_index) cannot leak by accident.
+"""
+from marshmallow import RAISE
+from marshmallow import Schema
+from marshmallow import fields
+from marshmallow import validate
+
+from app.services.flush_policy import SESSION_TYPES
+
+PROVIDERS = ("claude",)
+STREAMS = ("stdout", "stderr", "system")
+MAX_CHUNKS_PER_REQUEST = 10_000
+
+
+class BaseSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+class SessionCreateSchema(BaseSchema):
+    session_type = fields.String(required=True, validate=validate.OneOf(SESSION_TYPES))
+    context = fields.Dict(keys=fields.String(), load_default=dict)
+    user_id = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=200))
+    provider = fields.String(load_default="claude", validate=validate.OneOf(PROVIDERS))
+
+
+class ChunkSchema(BaseSchema):
+    seq = fields.Integer(load_default=None, allow_none=True, strict=True,
+                         validate=validate.Range(min=0))
+    stream = fields.String(load_default="stdout", validate=validate.OneOf(STREAMS))
+    data = fields.String(required=True)
+
+
+class OutputBatchSchema(BaseSchema):
+    chunks = fields.List(fields.Nested(ChunkSchema), required=True,
+                         validate=validate.Length(min=1, max=MAX_CHUNKS_PER_REQUEST))
+
+
+class CompleteSchema(BaseSchema):
+    exit_code = fields.Integer(load_default=None, allow_none=True, strict=True)
+
+
+class UsageReportSchema(BaseSchema):
+    report_id = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    input_tokens = fields.Integer(load_default=0, strict=True, validate=validate.Range(min=0))
+    output_tokens = fields.Integer(load_default=0, strict=True, validate=validate.Range(min=0))
+    requests = fields.Integer(load_default=0, strict=True, validate=validate.Range(min=0))
+
+
+class MessageSchema(BaseSchema):
+    id = fields.Integer()
+    role = fields.String()
+    content = fields.String()
+    content_blocks = fields.List(fields.Dict())
+    source = fields.String()
+    metadata = fields.Dict()
+    timestamp = fields.String()
+
+
+class SessionSummarySchema(BaseSchema):
+    session_id = fields.String()
+    session_type = fields.String()
+    status = fields.String()
+    context = fields.Dict()
+    provider = fields.String()
+    user_id = fields.String(allow_none=True)
+    exit_code = fields.Integer(allow_none=True)
+    message_count = fields.Integer()
+    request_count = fields.Integer()
+    total_tokens = fields.Integer()
+    total_input_tokens = fields.Integer()
+    total_output_tokens = fields.Integer()
+    created_at = fields.String()
+    updated_at = fields.String()
+
+
+class SessionSchema(SessionSummarySchema):
+    messages = fields.List(fields.Nested(MessageSchema))
+
+
+class IngestReceiptSchema(BaseSchema):
+    accepted = fields.Integer()
+    duplicates = fields.Integer()
+    last_event_index = fields.Integer(allow_none=True)
+
+
+session_create_schema = SessionCreateSchema()
+output_batch_schema = OutputBatchSchema()
+complete_schema = CompleteSchema()
+usage_report_schema = UsageReportSchema()
+message_schema = MessageSchema()
+session_summary_schema = SessionSummarySchema()
+session_schema = SessionSchema()
+ingest_receipt_schema = IngestReceiptSchema()

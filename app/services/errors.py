@@ -1,0 +1,20 @@
+"""Named failures of the service layer; the web layer maps each to a status code."""
+
+
+class ServiceError(Exception):
+    """Base class: `code` is a stable machine-readable name."""
+
+    code = "service_error"
+
+    def __init__(self, message, details=None):
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+
+class SessionNotFound(ServiceError):
+    code = "session_not_found"
+
+
+class SessionClosed(ServiceError):
+    code = "session_completed"

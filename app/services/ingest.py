@@ -1,0 +1,125 @@
+"""Write-side use cases: runner output, process completion, usage reports.
+
+Each runs in one write transaction that first locks the session row, so the
+event numbering, the open turn and the counters of a session change serially
+and together: a crash leaves either all of a request's effects or none.
+"""
+from app.services.accumulator import Accumulator
+from app.services.accumulator import runner_note
+from app.services.clock import iso_after
+from app.services.clock import to_iso
+from app.services.clock import utc_now
+from app.services.errors import SessionClosed
+from app.services.errors import SessionNotFound
+from app.services.flush_policy import policy_for
+from app.services.models import IngestReceipt
+from app.services.models import StoredOutput
+from app.services.stream_events import parse_line
+
+
+def ingest_output(session_id, chunks, uow, *, retention_seconds, clock=utc_now):
+    """Buffer the runner's chunks and fold their stdout lines into the transcript."""
+    with uow:
+        session = _locked_session(uow, session_id)
+        fresh, duplicates = _drop_duplicates(chunks, uow.outputs.known_seqs(
+            session_id, {c.seq for c in chunks if c.seq is not None}))
+        if not fresh:
+            return IngestReceipt(0, duplicates, _last_index(session.next_event_index), 0)
+        if session.is_completed:
+            raise SessionClosed(
+                f"session {session_id} is {session.status}; it takes no more output",
+                {"status": session.status, "new_chunks": len(fresh)},
+            )
+        now = clock()
+        stamp = to_iso(now)
+        start = session.next_event_index
+        stored = [
+            StoredOutput(start + offset, chunk.stream, chunk.data, chunk.seq, stamp)
+            for offset, chunk in enumerate(fresh)
+        ]
+        uow.outputs.add_many(session_id, stored, iso_after(now, retention_seconds))
+        written = _transcribe(uow, session, stored, stamp)
+        uow.sessions.record_ingest(session_id, start + len(stored), written, stamp)
+        uow.commit()
+    return IngestReceipt(len(stored), duplicates, stored[-1].event_index, written)
+
+
+def complete_session(session_id, exit_code, uow, *, clock=utc_now):
+    """Process completion: flush the open turn and close the session (idempotent)."""
+    with uow:
+        session = _locked_session(uow, session_id)
+        if session.is_completed:
+            return session
+        stamp = to_iso(clock())
+        accumulator = Accumulator.restore(uow.turn_states.load(session_id))
+        turn = accumulator.close()
+        policy = policy_for(session.session_type, session.context)
+        written = _write_drafts(uow, session_id, [policy.draft(turn)] if turn else [], stamp)
+        uow.turn_states.save(session_id, accumulator.snapshot(), stamp)
+        status = "completed" if exit_code in (0, None) else "failed"
+        uow.sessions.mark_completed(session_id, status, exit_code, stamp)
+        uow.sessions.add_messages(session_id, written, stamp)
+        session = uow.sessions.get(session_id)
+        uow.commit()
+    return session
+
+
+def record_usage(session_id, report, uow, *, clock=utc_now):
+    """Add a usage report to the session's counters once; False for a repeat."""
+    with uow:
+        _locked_session(uow, session_id)
+        stamp = to_iso(clock())
+        counted = uow.usage.add_if_new(session_id, report["report_id"], report["input_tokens"],
+                                       report["output_tokens"], report["requests"], stamp)
+        if counted:
+            uow.sessions.add_usage(session_id, report["input_tokens"], report["output_tokens"],
+                                   report["requests"], stamp)
+        session = uow.sessions.get(session_id)
+        uow.commit()
+    return counted, session
+
+
+def _locked_session(uow, session_id):
+    session = uow.sessions.get_for_update(session_id)
+    if session is None:
+        raise SessionNotFound(f"no session {session_id}", {"session_id": session_id})
+    return session
+
+
+def _drop_duplicates(chunks, known_seqs):
+    """Chunks whose seq is stored already, or repeated in this batch, are duplicates."""
+    seen = set(known_seqs)
+    fresh = []
+    for chunk in chunks:
+        if chunk.seq is not None:
+            if chunk.seq in seen:
+                continue
+            seen.add(chunk.seq)
+        fresh.append(chunk)
+    return fresh, len(chunks) - len(fresh)
+
+
+def _transcribe(uow, session, stored, stamp):
+    """Feed new lines to the session's open turn; write the rows it completes."""
+    policy = policy_for(session.session_type, session.context)
+    accumulator = Accumulator.restore(uow.turn_states.load(session.session_id))
+    drafts = []
+    for out in stored:
+        if out.stream == "stdout":
+            outcomes = accumulator.feed(parse_line(out.payload), out.event_index)
+        elif out.stream == "system":
+            outcomes = [runner_note(out.event_index, out.payload)]
+        else:
+            outcomes = []
+        drafts.extend(policy.draft(outcome) for outcome in outcomes)
+    uow.turn_states.save(session.session_id, accumulator.snapshot(), stamp)
+    return _write_drafts(uow, session.session_id, drafts, stamp)
+
+
+def _write_drafts(uow, session_id, drafts, stamp):
+    """Insert each new row; return how many were new (the message_count delta)."""
+    return sum(uow.messages.add_if_new(session_id, d, stamp) for d in drafts if d is not None)
+
+
+def _last_index(next_event_index):
+    return next_event_index - 1 if next_event_index else None

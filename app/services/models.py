@@ -1,0 +1,72 @@
+"""Plain records that services return and schemas dump."""
+from dataclasses import dataclass
+from dataclasses import field
+
+
+@dataclass
+class AgentSession:
+    session_id: str
+    user_id: str | None
+    session_type: str
+    context: dict
+    status: str
+    provider: str
+    exit_code: int | None
+    message_count: int
+    request_count: int
+    total_tokens: int
+    total_input_tokens: int
+    total_output_tokens: int
+    next_event_index: int
+    created_at: str
+    updated_at: str
+    messages: list = field(default_factory=list)
+
+    @property
+    def is_completed(self):
+        return self.status != "running"
+
+
+@dataclass
+class Message:
+    id: int
+    session_id: str
+    role: str
+    content: str
+    content_blocks: list
+    metadata: dict
+    source: str
+    turn_key: str
+    timestamp: str
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One line a runner posted: `seq` is the runner's own number, if it sends one."""
+
+    data: str
+    stream: str = "stdout"
+    seq: int | None = None
+
+
+@dataclass(frozen=True)
+class StoredOutput:
+    event_index: int
+    stream: str
+    payload: str
+    producer_seq: int | None
+    created_at: str
+
+
+@dataclass(frozen=True)
+class IngestReceipt:
+    accepted: int
+    duplicates: int
+    last_event_index: int | None
+    messages_written: int
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list
+    next_cursor: str | None

@@ -1,0 +1,18 @@
+"""Repositories: the only modules (besides migrations) that hold SQL.
+
+Each takes a SQLAlchemy `Connection` already inside a transaction and speaks
+plain SQL with bound parameters; JSON columns are TEXT, times are ISO-8601 TEXT.
+"""
+from app.services.repositories.messages import MessageRepository
+from app.services.repositories.outputs import OutputRepository
+from app.services.repositories.sessions import SessionRepository
+from app.services.repositories.turn_states import TurnStateRepository
+from app.services.repositories.usage import UsageRepository
+
+__all__ = [
+    "MessageRepository",
+    "OutputRepository",
+    "SessionRepository",
+    "TurnStateRepository",
+    "UsageRepository",
+]

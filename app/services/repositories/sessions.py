@@ -1,0 +1,129 @@
+"""SQL for `agent_sessions`."""
+import json
+
+from sqlalchemy import text
+
+from app.services.models import AgentSession
+
+COLUMNS = (
+    "session_id, user_id, session_type, context, status, provider, exit_code, "
+    "message_count, request_count, total_tokens, total_input_tokens, "
+    "total_output_tokens, next_event_index, created_at, updated_at"
+)
+INSERT = text(
+    "INSERT INTO agent_sessions (session_id, user_id, session_type, context, status,"
+    " provider, created_at, updated_at) VALUES (:session_id, :user_id, :session_type,"
+    " :context, 'running', :provider, :now, :now)"
+)
+SELECT_ONE = text(f"SELECT {COLUMNS} FROM agent_sessions WHERE session_id = :session_id")
+# A no-op write: takes the row lock (PostgreSQL) so ingest for one session is serial.
+LOCK = text(
+    "UPDATE agent_sessions SET next_event_index = next_event_index"
+    " WHERE session_id = :session_id"
+)
+SELECT_NEWEST = text(
+    f"SELECT {COLUMNS} FROM agent_sessions"
+    " ORDER BY created_at DESC, session_id DESC LIMIT :limit"
+)
+SELECT_OLDER = text(
+    f"SELECT {COLUMNS} FROM agent_sessions"
+    " WHERE created_at < :created_at OR (created_at = :created_at AND session_id < :session_id)"
+    " ORDER BY created_at DESC, session_id DESC LIMIT :limit"
+)
+RECORD_INGEST = text(
+    "UPDATE agent_sessions SET next_event_index = :next_event_index,"
+    " message_count = message_count + :new_messages, updated_at = :now"
+    " WHERE session_id = :session_id"
+)
+ADD_MESSAGES = text(
+    "UPDATE agent_sessions SET message_count = message_count + :new_messages,"
+    " updated_at = :now WHERE session_id = :session_id"
+)
+MARK_COMPLETED = text(
+    "UPDATE agent_sessions SET status = :status, exit_code = :exit_code, updated_at = :now"
+    " WHERE session_id = :session_id"
+)
+ADD_USAGE = text(
+    "UPDATE agent_sessions SET request_count = request_count + :requests,"
+    " total_input_tokens = total_input_tokens + :input_tokens,"
+    " total_output_tokens = total_output_tokens + :output_tokens,"
+    " total_tokens = total_tokens + :input_tokens + :output_tokens, updated_at = :now"
+    " WHERE session_id = :session_id"
+)
+
+
+class SessionRepository:
+    def __init__(self, conn):
+        self.conn = conn
+
+    def add(self, session_id, user_id, session_type, context, provider, now):
+        self.conn.execute(
+            INSERT,
+            {
+                "session_id": session_id,
+                "user_id": user_id,
+                "session_type": session_type,
+                "context": json.dumps(context),
+                "provider": provider,
+                "now": now,
+            },
+        )
+
+    def get(self, session_id):
+        row = self.conn.execute(SELECT_ONE, {"session_id": session_id}).mappings().first()
+        return _to_session(row) if row else None
+
+    def get_for_update(self, session_id):
+        """Lock the session row for this transaction, then read it."""
+        self.conn.execute(LOCK, {"session_id": session_id})
+        return self.get(session_id)
+
+    def list_page(self, limit, before=None):
+        """Newest first; `before` is the (created_at, session_id) of the last row seen."""
+        if before is None:
+            rows = self.conn.execute(SELECT_NEWEST, {"limit": limit}).mappings()
+        else:
+            created_at, session_id = before
+            params = {"created_at": created_at, "session_id": session_id, "limit": limit}
+            rows = self.conn.execute(SELECT_OLDER, params).mappings()
+        return [_to_session(row) for row in rows]
+
+    def record_ingest(self, session_id, next_event_index, new_messages, now):
+        self.conn.execute(
+            RECORD_INGEST,
+            {
+                "session_id": session_id,
+                "next_event_index": next_event_index,
+                "new_messages": new_messages,
+                "now": now,
+            },
+        )
+
+    def add_messages(self, session_id, new_messages, now):
+        self.conn.execute(
+            ADD_MESSAGES, {"session_id": session_id, "new_messages": new_messages, "now": now}
+        )
+
+    def mark_completed(self, session_id, status, exit_code, now):
+        self.conn.execute(
+            MARK_COMPLETED,
+            {"session_id": session_id, "status": status, "exit_code": exit_code, "now": now},
+        )
+
+    def add_usage(self, session_id, input_tokens, output_tokens, requests, now):
+        self.conn.execute(
+            ADD_USAGE,
+            {
+                "session_id": session_id,
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "requests": requests,
+                "now": now,
+            },
+        )
+
+
+def _to_session(row):
+    data = dict(row)
+    data["context"] = json.loads(data["context"] or "{}")
+    return AgentSession(**data)

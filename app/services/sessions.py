@@ -1,0 +1,91 @@
+"""Session use cases: open one, read one, list them, page through a transcript."""
+import base64
+import binascii
+import uuid
+
+from app.services.clock import to_iso
+from app.services.clock import utc_now
+from app.services.errors import ServiceError
+from app.services.errors import SessionNotFound
+from app.services.models import Page
+
+
+class InvalidCursor(ServiceError):
+    code = "invalid_cursor"
+
+
+def open_session(data, uow, *, clock=utc_now):
+    """Create a running session from validated fields; returns it."""
+    session_id = str(uuid.uuid4())
+    with uow:
+        uow.sessions.add(
+            session_id,
+            data.get("user_id"),
+            data["session_type"],
+            data.get("context") or {},
+            data.get("provider") or "claude",
+            to_iso(clock()),
+        )
+        session = uow.sessions.get(session_id)
+        uow.commit()
+    return session
+
+
+def get_session(session_id, uow):
+    """The session with its whole transcript, in write order."""
+    with uow:
+        session = _existing(uow, session_id)
+        session.messages = uow.messages.list_all(session_id)
+    return session
+
+
+def list_messages(session_id, uow, *, after=None, limit):
+    """One keyset page of the transcript; the cursor is the last message id seen."""
+    after_id = _int_cursor(after)
+    with uow:
+        _existing(uow, session_id)
+        items = uow.messages.list_page(session_id, after_id, limit)
+    cursor = str(items[-1].id) if len(items) == limit else None
+    return Page(items, cursor)
+
+
+def list_sessions(uow, *, cursor=None, limit):
+    """Sessions, newest first, one keyset page at a time."""
+    before = _decode_session_cursor(cursor) if cursor else None
+    with uow:
+        items = uow.sessions.list_page(limit, before)
+    next_cursor = _encode_session_cursor(items[-1]) if len(items) == limit else None
+    return Page(items, next_cursor)
+
+
+def _existing(uow, session_id):
+    session = uow.sessions.get(session_id)
+    if session is None:
+        raise SessionNotFound(f"no session {session_id}", {"session_id": session_id})
+    return session
+
+
+def _int_cursor(after):
+    if after in (None, ""):
+        return 0
+    try:
+        value = int(after)
+    except ValueError:
+        raise InvalidCursor("cursor must be a message id", {"after": after}) from None
+    if value < 0:
+        raise InvalidCursor("cursor must not be negative", {"after": after})
+    return value
+
+
+def _encode_session_cursor(session):
+    raw = f"{session.created_at}|{session.session_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_session_cursor(cursor):
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        created_at, session_id = raw.split("|", 1)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise InvalidCursor("malformed sessions cursor", {"cursor": cursor}) from None
+    return created_at, session_id

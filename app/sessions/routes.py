@@ -1,0 +1,52 @@
+"""Read and create sessions: thin views over app.services.sessions."""
+from flask import Blueprint
+from flask import request
+
+from app import db
+from app import schemas
+from app.errors import ApiError
+from app.services import sessions as service
+from app.services.openai_format import to_openai_messages
+from app.web import load_body
+from app.web import page_limit
+
+bp = Blueprint("sessions", __name__, url_prefix="/api/remote/sessions")
+
+
+@bp.post("")
+def create():
+    data = load_body(schemas.session_create_schema)
+    session = service.open_session(data, db.writing())
+    return {"session": schemas.session_summary_schema.dump(session)}, 201
+
+
+@bp.get("")
+def index():
+    page = service.list_sessions(db.reading(), cursor=request.args.get("cursor"),
+                                 limit=page_limit())
+    return {
+        "sessions": schemas.session_summary_schema.dump(page.items, many=True),
+        "next_cursor": page.next_cursor,
+    }
+
+
+@bp.get("/<session_id>")
+def show(session_id):
+    session = service.get_session(session_id, db.reading())
+    return {"session": schemas.session_schema.dump(session)}
+
+
+@bp.get("/<session_id>/messages")
+def messages(session_id):
+    fmt = request.args.get("format", "turnlog")
+    if fmt == "openai":
+        session = service.get_session(session_id, db.reading())
+        return {"messages": to_openai_messages(session.messages)}
+    if fmt != "turnlog":
+        raise ApiError(422, "invalid_format", "format must be turnlog or openai", {"format": fmt})
+    page = service.list_messages(session_id, db.reading(), after=request.args.get("after"),
+                                 limit=page_limit())
+    return {
+        "messages": schemas.message_schema.dump(page.items, many=True),
+        "next_cursor": page.next_cursor,
+    }

@@ -1,0 +1,29 @@
+"""Small request helpers shared by the blueprints."""
+from flask import current_app
+from flask import request
+
+from app.errors import ApiError
+
+
+def load_body(schema):
+    """The request's JSON body, validated by `schema` (422 when it is not)."""
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise ApiError(422, "invalid_json", "the request body must be a JSON object",
+                       {"content_type": request.content_type})
+    return schema.load(body)
+
+
+def page_limit():
+    """The `limit` query argument, defaulted and bounded by configuration."""
+    default = current_app.config["DEFAULT_PAGE_SIZE"]
+    maximum = current_app.config["MAX_PAGE_SIZE"]
+    raw = request.args.get("limit", default)
+    try:
+        limit = int(raw)
+    except (TypeError, ValueError):
+        raise ApiError(422, "invalid_limit", "limit must be an integer", {"limit": raw}) from None
+    if not 1 <= limit <= maximum:
+        raise ApiError(422, "invalid_limit", f"limit must be between 1 and {maximum}",
+                       {"limit": limit})
+    return limit
