@@ -35,3 +35,96 @@ def test_get_payload_matches_rows(client, db_path):
     assert "turn_key" not in session["messages"][1]
     assert "next_event_index" not in session
     assert complete(client, sid).get_json()["session"]["status"] == "completed"
+
+
+def test_tool_only_ordinary_turn_leaves_no_empty_bubble(client, db_path):
+    sid = create_session(client, "chat")
+    post_lines(client, sid, [cl.assistant(cl.tool_use("t1")), cl.tool_result("t1"), cl.result()])
+    session = get_session(client, sid)
+    assert session["messages"] == []
+    assert session["message_count"] == 0
+    assert rows(db_path, "SELECT COUNT(*) FROM session_messages")[0][0] == 0
+
+
+def test_autonomous_tool_only_turn_is_kept_as_evidence(client):
+    sid = create_session(client, "workflow", {"workflow_id": "wf-9"})
+    post_lines(client, sid, [cl.assistant(cl.tool_use("t1")), cl.tool_result("t1"), cl.result()])
+    [message] = get_session(client, sid)["messages"]
+    assert message["content"] == ""
+    assert [b["type"] for b in message["content_blocks"]] == ["tool_use", "tool_result"]
+
+
+def test_message_count_equals_rows_after_mixed_traffic(client, db_path):
+    sid = create_session(client, "agent")
+    lines = [cl.system_init(), cl.assistant(cl.text("a")), cl.result(),
+             cl.assistant(cl.thinking()), cl.result(),
+             cl.assistant(cl.text("b")), cl.result(), cl.assistant(cl.text("tail"))]
+    post_lines(client, sid, lines[:4])
+    post_lines(client, sid, lines)  # a retry of the same seqs plus new ones
+    complete(client, sid)
+    complete(client, sid)
+    session = get_session(client, sid)
+    count = rows(db_path, "SELECT COUNT(*) FROM session_messages WHERE session_id = ? "
+                 "AND role IN ('assistant', 'system')", sid)[0][0]
+    assert session["message_count"] == count == 4
+    assert [m["content"] for m in session["messages"]][1:] == ["a", "b", "tail"]
+
+
+def test_usage_reports_count_once(client):
+    sid = create_session(client)
+    report = {"report_id": "rep-1", "input_tokens": 100, "output_tokens": 20, "requests": 1}
+    first = client.post(f"/api/remote/sessions/{sid}/usage", json=report).get_json()
+    again = client.post(f"/api/remote/sessions/{sid}/usage", json=report).get_json()
+    client.post(f"/api/remote/sessions/{sid}/usage",
+                json={**report, "report_id": "rep-2", "requests": 2})
+    post_lines(client, sid, [cl.assistant(cl.text("no tokens from me")), cl.result()])
+    assert first["counted"] is True and again["counted"] is False
+    session = get_session(client, sid)
+    assert session["request_count"] == 3
+    assert (session["total_input_tokens"], session["total_output_tokens"]) == (200, 40)
+    assert session["total_tokens"] == 240
+
+
+def test_output_duplicates_are_reported_not_restored(client, db_path):
+    sid = create_session(client)
+    post_lines(client, sid, ["a", "b"])
+    again = post_lines(client, sid, ["a", "b", "c"]).get_json()
+    assert again == {"accepted": 1, "duplicates": 2, "last_event_index": 2}
+    stored = rows(db_path, "SELECT event_index, producer_seq, payload FROM remote_runtime_outputs "
+                  "WHERE session_id = ? ORDER BY event_index", sid)
+    assert stored == [(0, 0, "a"), (1, 1, "b"), (2, 2, "c")]
+
+
+def test_messages_are_keyset_paged_in_write_order(client):
+    sid = create_session(client)
+    lines = []
+    for n in range(5):
+        lines += [cl.assistant(cl.text(f"turn {n}")), cl.result()]
+    post_lines(client, sid, lines)
+    seen, cursor = [], None
+    while True:
+        url = f"/api/remote/sessions/{sid}/messages?limit=2" + (f"&after={cursor}" if cursor else "")
+        page = client.get(url).get_json()
+        seen += [m["content"] for m in page["messages"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == [f"turn {n}" for n in range(5)]
+
+
+def test_openai_format_of_an_autonomous_transcript(client):
+    sid = create_session(client, "workflow", {"workflow_id": "wf-1"})
+    post_lines(client, sid, [cl.assistant(cl.text("Checking"), cl.tool_use("toolu_5")),
+                             cl.tool_result("toolu_5", "ok"), cl.result()])
+    out = client.get(f"/api/remote/sessions/{sid}/messages?format=openai").get_json()["messages"]
+    assert out[0]["role"] == "assistant" and out[0]["tool_calls"][0]["id"] == "toolu_5"
+    assert out[1] == {"role": "tool", "tool_call_id": "toolu_5", "content": "ok"}
+
+
+def test_sessions_are_listed_newest_first_and_paged(client):
+    made = [create_session(client) for _ in range(3)]
+    first = client.get("/api/remote/sessions?limit=2").get_json()
+    second = client.get(f"/api/remote/sessions?limit=2&cursor={first['next_cursor']}").get_json()
+    listed = [s["session_id"] for s in first["sessions"] + second["sessions"]]
+    assert listed == list(reversed(made))
+    assert second["next_cursor"] is None

@@ -1,0 +1,98 @@
+"""The accumulator on its own: events in, turns out, no database."""
+from app.services.accumulator import COMPLETION_TRIGGER
+from app.services.accumulator import RESULT_TRIGGER
+from app.services.accumulator import Accumulator
+from app.services.accumulator import SystemNote
+from app.services.accumulator import Turn
+from app.services.stream_events import parse_line
+from tests import claude_lines as cl
+
+
+def feed_all(acc, lines, start=0):
+    out = []
+    for index, line in enumerate(lines, start):
+        out.extend(acc.feed(parse_line(line), index))
+    return out
+
+
+def test_result_closes_a_turn_with_text_and_blocks_in_order():
+    acc = Accumulator()
+    out = feed_all(acc, [
+        cl.assistant(cl.thinking(), message_id="m1"),
+        cl.assistant(cl.text("one"), message_id="m1"),
+        cl.assistant(cl.tool_use("t1"), message_id="m1"),
+        cl.tool_result("t1"),
+        cl.assistant(cl.text("two"), message_id="m2"),
+        cl.result(),
+    ])
+    [turn] = out
+    assert isinstance(turn, Turn) and turn.trigger == RESULT_TRIGGER
+    assert turn.text == "one\n\ntwo"
+    assert [b["type"] for b in turn.blocks] == ["thinking", "tool_use", "tool_result"]
+    assert turn.message_ids == ("m1", "m2")
+    assert (turn.first_event_index, turn.last_event_index) == (0, 5)
+    assert acc.buffer.is_empty()
+
+
+def test_close_after_result_has_nothing_to_flush():
+    acc = Accumulator()
+    feed_all(acc, [cl.assistant(cl.text("hi")), cl.result()])
+    assert acc.close() is None
+
+
+def test_close_flushes_an_open_turn():
+    acc = Accumulator()
+    feed_all(acc, [cl.assistant(cl.text("unfinished"))])
+    turn = acc.close()
+    assert turn.trigger == COMPLETION_TRIGGER and turn.text == "unfinished"
+
+
+def test_same_line_twice_in_a_turn_counts_once():
+    acc = Accumulator()
+    line = cl.assistant(cl.text("once"), uuid="a-dup")
+    feed_all(acc, [line, line])
+    assert acc.close().texts == ("once",)
+
+
+def test_turn_key_is_stable_for_the_same_lines_and_differs_for_new_ones():
+    lines = [cl.assistant(cl.text("same"), uuid="a-1"), cl.result(uuid="r-1")]
+    first = feed_all(Accumulator(), lines)[0]
+    again = feed_all(Accumulator(), lines, start=100)[0]
+    other = feed_all(Accumulator(), [cl.assistant(cl.text("same")), cl.result()])[0]
+    assert first.key == again.key
+    assert first.key != other.key and first.text == other.text
+
+
+def test_lines_without_ids_are_keyed_by_position():
+    acc = Accumulator()
+    feed_all(acc, [cl.openai_message("same")], start=0)
+    first = acc.close()
+    feed_all(acc, [cl.openai_message("same")], start=1)
+    second = acc.close()
+    assert first.text == second.text
+    assert first.key != second.key
+
+
+def test_system_lines_become_notes_without_touching_the_turn():
+    acc = Accumulator()
+    feed_all(acc, [cl.assistant(cl.text("open"))])
+    [note] = feed_all(acc, [cl.system_init(uuid="s-1")], start=1)
+    assert isinstance(note, SystemNote) and note.key == "system:s-1"
+    assert acc.buffer.texts == ["open"]
+
+
+def test_junk_lines_leave_the_turn_alone():
+    acc = Accumulator()
+    feed_all(acc, [cl.assistant(cl.text("a")), "garbage {", '{"type":"nope"}',
+                   cl.assistant(cl.text("b"))])
+    assert acc.close().texts == ("a", "b")
+
+
+def test_snapshot_round_trip_keeps_the_open_turn():
+    acc = Accumulator()
+    feed_all(acc, [cl.assistant(cl.text("before restart"), message_id="m9")])
+    revived = Accumulator.restore(acc.snapshot())
+    feed_all(revived, [cl.assistant(cl.text("after"), message_id="m9")], start=1)
+    turn = revived.close()
+    assert turn.texts == ("before restart", "after") and turn.message_ids == ("m9",)
+    assert Accumulator.restore(None).buffer.is_empty()

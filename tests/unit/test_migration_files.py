@@ -1,0 +1,43 @@
+"""The migration files themselves: names, numbering, statement splitting."""
+import pytest
+
+from app.services import migrations
+
+MIGRATIONS_DIR = migrations.Path(__file__).resolve().parents[2] / "migrations"
+
+
+def test_project_migrations_are_numbered_from_one_without_gaps():
+    found = migrations.discover(MIGRATIONS_DIR)
+    assert [m.version for m in found] == list(range(1, len(found) + 1))
+    assert all(m.sql.strip() for m in found)
+
+
+def test_gap_in_numbers_is_refused(tmp_path):
+    (tmp_path / "0001_a.sql").write_text("CREATE TABLE a (x INTEGER);")
+    (tmp_path / "0003_c.sql").write_text("CREATE TABLE c (x INTEGER);")
+    with pytest.raises(migrations.MigrationError, match="without gaps"):
+        migrations.discover(tmp_path)
+
+
+def test_badly_named_file_is_refused(tmp_path):
+    (tmp_path / "1_a.sql").write_text("SELECT 1;")
+    with pytest.raises(migrations.MigrationError, match="name must look like"):
+        migrations.discover(tmp_path)
+
+
+def test_split_keeps_trigger_bodies_whole_and_drops_comments():
+    sql = """-- header
+CREATE TABLE t (x INTEGER);
+CREATE TRIGGER trg AFTER INSERT ON t BEGIN
+    UPDATE t SET x = x + 1;
+END;
+"""
+    statements = migrations.split_statements(sql)
+    assert statements[0] == "CREATE TABLE t (x INTEGER);"
+    assert statements[1].startswith("CREATE TRIGGER") and statements[1].endswith("END;")
+    assert len(statements) == 2
+
+
+def test_unterminated_statement_is_refused():
+    with pytest.raises(migrations.MigrationError, match="unterminated"):
+        migrations.split_statements("CREATE TABLE t (x INTEGER)")
