@@ -1,0 +1,111 @@
+"""In-memory stand-ins for the repositories and the unit of work.
+
+They subclass nothing but keep the same methods as the SQL ones, so the use cases in
+app.services.ingest can be exercised with no database; tests assert on their state.
+"""
+import copy
+
+from app.services.models import AgentSession
+from app.services.models import Message
+from app.services.unit_of_work import AbstractUnitOfWork
+
+
+class FakeSessions:
+    def __init__(self):
+        self.rows = {}
+
+    def add(self, session_id, user_id, session_type, context, provider, now):
+        self.rows[session_id] = AgentSession(session_id, user_id, session_type, context, "running",
+                                             provider, None, 0, 0, 0, 0, 0, 0, now, now)
+
+    def get(self, session_id):
+        return copy.deepcopy(self.rows.get(session_id))
+
+    get_for_update = get
+
+    def record_ingest(self, session_id, next_event_index, new_messages, now):
+        row = self.rows[session_id]
+        row.next_event_index = next_event_index
+        row.message_count += new_messages
+        row.updated_at = now
+
+    def add_messages(self, session_id, new_messages, now):
+        self.rows[session_id].message_count += new_messages
+
+    def mark_completed(self, session_id, status, exit_code, now):
+        row = self.rows[session_id]
+        row.status, row.exit_code = status, exit_code
+
+    def add_usage(self, session_id, input_tokens, output_tokens, requests, now):
+        row = self.rows[session_id]
+        row.request_count += requests
+        row.total_input_tokens += input_tokens
+        row.total_output_tokens += output_tokens
+        row.total_tokens += input_tokens + output_tokens
+
+
+class FakeMessages:
+    def __init__(self):
+        self.rows = []
+
+    def add_if_new(self, session_id, draft, timestamp):
+        if any(m.session_id == session_id and m.turn_key == draft.turn_key for m in self.rows):
+            return False
+        self.rows.append(Message(len(self.rows) + 1, session_id, draft.role, draft.content,
+                                 draft.content_blocks, draft.metadata, draft.source,
+                                 draft.turn_key, timestamp))
+        return True
+
+
+class FakeOutputs:
+    def __init__(self):
+        self.rows = []  # (session_id, StoredOutput)
+
+    def known_seqs(self, session_id, seqs):
+        return {o.producer_seq for sid, o in self.rows if sid == session_id} & set(seqs)
+
+    def known_line_ids(self, session_id, line_ids):
+        return {o.line_id for sid, o in self.rows if sid == session_id} & set(line_ids)
+
+    def add_many(self, session_id, outputs, expires_at):
+        self.rows.extend((session_id, out) for out in outputs)
+
+
+class FakeTurnStates:
+    def __init__(self):
+        self.rows = {}
+
+    def load(self, session_id):
+        return copy.deepcopy(self.rows.get(session_id))
+
+    def save(self, session_id, snapshot, now):
+        self.rows[session_id] = copy.deepcopy(snapshot)
+
+
+class FakeUsage:
+    def __init__(self):
+        self.receipts = set()
+
+    def add_if_new(self, session_id, report_id, input_tokens, output_tokens, requests, now):
+        if (session_id, report_id) in self.receipts:
+            return False
+        self.receipts.add((session_id, report_id))
+        return True
+
+
+class FakeUnitOfWork(AbstractUnitOfWork):
+    """Commits are recorded, not applied: the fakes change in place, like autocommit."""
+
+    def __init__(self):
+        self.sessions = FakeSessions()
+        self.messages = FakeMessages()
+        self.outputs = FakeOutputs()
+        self.turn_states = FakeTurnStates()
+        self.usage = FakeUsage()
+        self.commits = 0
+
+    def commit(self):
+        self.commits += 1
+
+    def rollback(self):
+        pass

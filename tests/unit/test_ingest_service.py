@@ -1,0 +1,94 @@
+"""The ingest use cases against in-memory fakes: the orchestration, not the SQL."""
+import pytest
+
+from app.services import ingest
+from app.services.errors import SessionClosed
+from app.services.errors import SessionNotFound
+from app.services.models import Chunk
+from tests import claude_lines as cl
+from tests.fakes import FakeUnitOfWork
+
+
+@pytest.fixture
+def uow():
+    uow = FakeUnitOfWork()
+    uow.sessions.add("s1", None, "agent", {}, "claude", "t0")
+    uow.sessions.add("wf", None, "workflow", {"workflow_id": "wf-1"}, "claude", "t0")
+    return uow
+
+
+def send(uow, lines, session_id="s1", start=0):
+    chunks = [Chunk(line, "stdout", start + i) for i, line in enumerate(lines)]
+    return ingest.ingest_output(session_id, chunks, uow, retention_seconds=60)
+
+
+def test_new_lines_are_numbered_from_the_session_counter(uow):
+    send(uow, ["a", "b"])
+    receipt = send(uow, ["c"], start=2)
+    assert receipt.last_event_index == 2
+    assert [o.event_index for _, o in uow.outputs.rows] == [0, 1, 2]
+    assert uow.commits == 2
+
+
+def test_result_then_completion_writes_one_row_and_counts_it_once(uow):
+    send(uow, [cl.assistant(cl.text("hi")), cl.result()])
+    ingest.complete_session("s1", 0, uow)
+    assert [m.content for m in uow.messages.rows] == ["hi"]
+    assert uow.sessions.rows["s1"].message_count == 1
+    assert uow.sessions.rows["s1"].status == "completed"
+
+
+def test_replayed_lines_under_new_seqs_write_nothing(uow):
+    lines = [cl.assistant(cl.text("hi")), cl.result()]
+    send(uow, lines)
+    receipt = send(uow, lines, start=10)
+    assert receipt.accepted == 2 and receipt.messages_written == 0
+    assert uow.sessions.rows["s1"].message_count == 1
+
+
+def test_replayed_tail_does_not_leak_into_the_next_turn(uow):
+    first = [cl.assistant(cl.text("one")), cl.assistant(cl.text("two")), cl.result()]
+    send(uow, first)
+    send(uow, first[1:2] + [cl.assistant(cl.text("three")), cl.result()], start=3)
+    assert [m.content for m in uow.messages.rows] == ["one\n\ntwo", "three"]
+
+
+def test_open_turn_is_kept_between_requests(uow):
+    send(uow, [cl.assistant(cl.text("part one"), message_id="m")])
+    assert uow.turn_states.rows["s1"]["texts"] == ["part one"]
+    send(uow, [cl.assistant(cl.text("part two"), message_id="m"), cl.result()], start=1)
+    assert [m.content for m in uow.messages.rows] == ["part one\n\npart two"]
+
+
+def test_autonomous_session_keeps_tool_only_turns(uow):
+    send(uow, [cl.assistant(cl.tool_use("t")), cl.tool_result("t"), cl.result()], "wf")
+    [row] = uow.messages.rows
+    assert row.content == "" and [b["type"] for b in row.content_blocks] == ["tool_use", "tool_result"]
+
+
+def test_failed_exit_marks_the_session_failed_and_flushes(uow):
+    send(uow, [cl.assistant(cl.text("partial"))])
+    session = ingest.complete_session("s1", 2, uow)
+    assert (session.status, session.exit_code, session.message_count) == ("failed", 2, 1)
+    assert uow.messages.rows[0].metadata["trigger"] == "completion"
+
+
+def test_completed_session_refuses_new_output_but_answers_retries(uow):
+    send(uow, ["a"])
+    ingest.complete_session("s1", 0, uow)
+    assert send(uow, ["a"]).duplicates == 1
+    with pytest.raises(SessionClosed):
+        send(uow, ["b"], start=1)
+
+
+def test_unknown_session_is_reported(uow):
+    with pytest.raises(SessionNotFound):
+        send(uow, ["a"], session_id="missing")
+
+
+def test_usage_counts_once_per_report(uow):
+    report = {"report_id": "r", "input_tokens": 5, "output_tokens": 1, "requests": 1}
+    assert ingest.record_usage("s1", report, uow)[0] is True
+    counted, session = ingest.record_usage("s1", report, uow)
+    assert counted is False
+    assert (session.request_count, session.total_tokens) == (1, 6)
