@@ -1,0 +1,90 @@
+"""Migrations run once each, in order, and the CLI reports what it did."""
+import re
+from pathlib import Path
+
+import pytest
+
+from app import create_app
+from app.extensions import db
+from app.services import migrations
+
+
+def migration_files(app):
+    """(version, name) of every file in the migrations folder."""
+    found = []
+    for path in sorted(Path(app.config["MIGRATIONS_DIR"]).glob("*.sql")):
+        number, name = re.match(r"^(\d{4})_(.+)\.sql$", path.name).groups()
+        found.append((int(number), name))
+    return found
+
+
+@pytest.fixture
+def fresh_app(tmp_path):
+    """An app on an empty SQLite file, nothing migrated, its app context pushed."""
+    fresh = create_app({"TESTING": True,
+                        "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'fresh.sqlite'}"})
+    with fresh.app_context():
+        yield fresh
+        db.engine.dispose()
+
+
+def test_schema_migrations_lists_every_file(app, rows):
+    files = migration_files(app)
+    assert len(files) >= 5
+    assert rows("SELECT version, name FROM schema_migrations ORDER BY version") == files
+
+
+def test_second_upgrade_applies_nothing(app, rows):
+    before = rows("SELECT version, name, applied_at FROM schema_migrations ORDER BY version")
+
+    assert migrations.upgrade(db.engine, app.config["MIGRATIONS_DIR"]) == []
+    assert rows("SELECT version, name, applied_at FROM schema_migrations"
+                " ORDER BY version") == before
+
+
+def test_upgrade_on_an_empty_database_applies_all_in_order(fresh_app, tmp_path):
+    applied = migrations.upgrade(db.engine, fresh_app.config["MIGRATIONS_DIR"])
+    again = migrations.upgrade(db.engine, fresh_app.config["MIGRATIONS_DIR"])
+
+    assert [(m.version, m.name) for m in applied] == migration_files(fresh_app)
+    assert again == []
+    _, pending = migrations.status(db.engine, fresh_app.config["MIGRATIONS_DIR"])
+    assert pending == []
+
+
+def test_every_table_exists_after_upgrade(app, rows):
+    tables = {name for (name,) in rows("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"agent_sessions", "session_messages", "remote_runtime_outputs",
+            "usage_report_receipts", "session_turn_states", "schema_migrations"} <= tables
+
+
+def test_db_status_lists_every_migration_as_applied(app, runner):
+    result = runner.invoke(args=["db-status"])
+
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert [line.split()[:2] for line in lines] == [
+        ["applied", f"{version:04d}_{name}"] for version, name in migration_files(app)]
+
+
+def test_db_upgrade_on_a_migrated_database_says_up_to_date(runner, rows):
+    result = runner.invoke(args=["db-upgrade"])
+
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "database is up to date"
+    assert rows("SELECT COUNT(*) FROM schema_migrations") == [(len(migration_files(runner.app)),)]
+
+
+def test_cli_upgrades_an_empty_database(fresh_app):
+    cli = fresh_app.test_cli_runner()
+    expected = [f"{version:04d}_{name}" for version, name in migration_files(fresh_app)]
+
+    before = cli.invoke(args=["db-status"])
+    upgraded = cli.invoke(args=["db-upgrade"])
+    after = cli.invoke(args=["db-status"])
+
+    assert [line.split() for line in before.output.splitlines()] == [
+        ["pending", name] for name in expected]
+    assert upgraded.output.splitlines() == [f"applied {name}" for name in expected]
+    assert [line.split()[:2] for line in after.output.splitlines()] == [
+        ["applied", name] for name in expected]
