@@ -48,13 +48,16 @@ class FakeMessages:
     def __init__(self):
         self.rows = []
 
-    def add_if_new(self, session_id, draft, timestamp):
-        if any(m.session_id == session_id and m.turn_key == draft.turn_key for m in self.rows):
-            return False
-        self.rows.append(Message(len(self.rows) + 1, session_id, draft.role, draft.content,
-                                 draft.content_blocks, draft.metadata, draft.source,
-                                 draft.turn_key, timestamp))
-        return True
+    def add_many_if_new(self, session_id, drafts, timestamp):
+        added = 0
+        for draft in drafts:
+            if any(m.session_id == session_id and m.turn_key == draft.turn_key for m in self.rows):
+                continue
+            self.rows.append(Message(len(self.rows) + 1, session_id, draft.role, draft.content,
+                                     draft.content_blocks, draft.metadata, draft.source,
+                                     draft.turn_key, timestamp))
+            added += 1
+        return added
 
 
 class FakeOutputs:

@@ -127,7 +127,7 @@ def _transcribe(uow, session, outputs, seen_line_ids, stamp):
 
 def _write_drafts(uow, session_id, drafts, stamp):
     """Insert each new row; return how many were new (the message_count delta)."""
-    return sum(uow.messages.add_if_new(session_id, d, stamp) for d in drafts if d is not None)
+    return uow.messages.add_many_if_new(session_id, [d for d in drafts if d is not None], stamp)
 
 
 def _last_index(next_event_index):

@@ -24,22 +24,27 @@ class MessageRepository:
     def __init__(self, conn):
         self.conn = conn
 
-    def add_if_new(self, session_id, draft, timestamp):
-        """Insert the draft unless its turn is already stored; True when inserted."""
+    def add_many_if_new(self, session_id, drafts, timestamp):
+        """Insert each draft unless its turn is already stored; returns how many were new."""
+        if not drafts:
+            return 0
         result = self.conn.execute(
             INSERT_IF_NEW,
-            {
-                "session_id": session_id,
-                "role": draft.role,
-                "content": draft.content,
-                "content_blocks": json.dumps(draft.content_blocks),
-                "metadata": json.dumps(draft.metadata),
-                "source": draft.source,
-                "turn_key": draft.turn_key,
-                "timestamp": timestamp,
-            },
+            [
+                {
+                    "session_id": session_id,
+                    "role": draft.role,
+                    "content": draft.content,
+                    "content_blocks": json.dumps(draft.content_blocks),
+                    "metadata": json.dumps(draft.metadata),
+                    "source": draft.source,
+                    "turn_key": draft.turn_key,
+                    "timestamp": timestamp,
+                }
+                for draft in drafts
+            ],
         )
-        return result.rowcount == 1
+        return result.rowcount
 
     def list_all(self, session_id):
         rows = self.conn.execute(SELECT_ALL, {"session_id": session_id}).mappings()

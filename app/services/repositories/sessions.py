@@ -16,10 +16,11 @@ INSERT = text(
     " :context, 'running', :provider, :now, :now)"
 )
 SELECT_ONE = text(f"SELECT {COLUMNS} FROM agent_sessions WHERE session_id = :session_id")
-# A no-op write: takes the row lock (PostgreSQL) so ingest for one session is serial.
-LOCK = text(
+# A no-op write that returns the row: it takes the row lock (PostgreSQL; SQLite
+# writers already hold the database lock) so ingest for one session is serial.
+LOCK_AND_SELECT = text(
     "UPDATE agent_sessions SET next_event_index = next_event_index"
-    " WHERE session_id = :session_id"
+    f" WHERE session_id = :session_id RETURNING {COLUMNS}"
 )
 SELECT_NEWEST = text(
     f"SELECT {COLUMNS} FROM agent_sessions"
@@ -75,8 +76,8 @@ class SessionRepository:
 
     def get_for_update(self, session_id):
         """Lock the session row for this transaction, then read it."""
-        self.conn.execute(LOCK, {"session_id": session_id})
-        return self.get(session_id)
+        row = self.conn.execute(LOCK_AND_SELECT, {"session_id": session_id}).mappings().first()
+        return _to_session(row) if row else None
 
     def list_page(self, limit, before=None):
         """Newest first; `before` is the (created_at, session_id) of the last row seen."""
