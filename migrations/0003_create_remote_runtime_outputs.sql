@@ -1,14 +1,12 @@
 -- 0003: remote_runtime_outputs, the live output buffer: every raw line a runner
 -- posted, numbered gap-free per session by event_index. Rows expire; the
--- transcript in session_messages does not. line_id is the line's own id (Claude's
--- uuid) when it has one: a line seen before is kept but not read into a turn again.
+-- transcript in session_messages does not.
 CREATE TABLE remote_runtime_outputs (
     session_id   TEXT NOT NULL REFERENCES agent_sessions (session_id) ON DELETE CASCADE,
     event_index  INTEGER NOT NULL,
     stream       TEXT NOT NULL CHECK (stream IN ('stdout', 'stderr', 'system')),
     payload      TEXT NOT NULL,
     producer_seq INTEGER,
-    line_id      TEXT,
     created_at   TEXT NOT NULL,
     expires_at   TEXT NOT NULL,
     PRIMARY KEY (session_id, event_index)
@@ -16,5 +14,4 @@ CREATE TABLE remote_runtime_outputs (
 
 CREATE UNIQUE INDEX ux_outputs_producer_seq
     ON remote_runtime_outputs (session_id, producer_seq);
-CREATE INDEX ix_outputs_line_id ON remote_runtime_outputs (session_id, line_id);
 CREATE INDEX ix_outputs_expires ON remote_runtime_outputs (expires_at);

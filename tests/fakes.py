@@ -67,9 +67,6 @@ class FakeOutputs:
     def known_seqs(self, session_id, seqs):
         return {o.producer_seq for sid, o in self.rows if sid == session_id} & set(seqs)
 
-    def known_line_ids(self, session_id, line_ids):
-        return {o.line_id for sid, o in self.rows if sid == session_id} & set(line_ids)
-
     def add_many(self, session_id, outputs, expires_at):
         self.rows.extend((session_id, out) for out in outputs)
 

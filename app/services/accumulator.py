@@ -5,11 +5,15 @@ state round-trips through `snapshot()` / `Accumulator.restore()` so an open turn
 survives a restart when the caller stores the snapshot.
 """
 import hashlib
+from collections import deque
 from dataclasses import dataclass
 from dataclasses import field
 
 from app.services import stream_events as ev
 
+# How many recent line ids are remembered to spot lines a runner sends again
+# under new seqs. Bounded so the stored state stays a few kilobytes.
+REPLAY_WINDOW = 256
 RESULT_TRIGGER = "result"
 COMPLETION_TRIGGER = "completion"
 
@@ -69,20 +73,30 @@ class SystemNote:
 
 
 class Accumulator:
-    """Folds stream events into turns; a `result` line or `close()` ends a turn."""
+    """Folds stream events into turns; a `result` line or `close()` ends a turn.
 
-    def __init__(self, buffer=None):
+    A line whose own id was among the last REPLAY_WINDOW ids is a re-sent copy:
+    it is skipped, so a replayed fragment never leaks into the open turn.
+    """
+
+    def __init__(self, buffer=None, recent_ids=()):
         self.buffer = buffer or TurnBuffer()
+        self._recent = deque(recent_ids, maxlen=REPLAY_WINDOW)
+        self._recent_set = set(self._recent)
 
     @classmethod
     def restore(cls, snapshot):
-        return cls(TurnBuffer.from_dict(snapshot) if snapshot else None)
+        if not snapshot:
+            return cls()
+        return cls(TurnBuffer.from_dict(snapshot["turn"]), snapshot["recent_ids"])
 
     def snapshot(self):
-        return self.buffer.to_dict()
+        return {"turn": self.buffer.to_dict(), "recent_ids": list(self._recent)}
 
     def feed(self, event, event_index):
         """Take one event; return what it completed (a Turn, a SystemNote, or nothing)."""
+        if event.identity and not self._first_sighting(event.identity):
+            return []
         identity = event.identity or f"@{event_index}"
         if event.kind == ev.SYSTEM:
             return [SystemNote(f"system:{identity}", event.text, event.info.get("subtype", ""))]
@@ -91,8 +105,6 @@ class Accumulator:
             return [self._close(RESULT_TRIGGER, event.info)]
         if event.kind not in (ev.ASSISTANT, ev.TOOL_RESULTS):
             return []
-        if event.identity and event.identity in self.buffer.identities:
-            return []  # the same line delivered twice inside one turn
         self._remember(identity, event_index)
         if event.message_id and event.message_id not in self.buffer.message_ids:
             self.buffer.message_ids.append(event.message_id)
@@ -109,6 +121,16 @@ class Accumulator:
             self.buffer = TurnBuffer()
             return None
         return self._close(COMPLETION_TRIGGER, {})
+
+    def _first_sighting(self, identity):
+        """Record a line id; False when it was seen within the replay window."""
+        if identity in self._recent_set:
+            return False
+        if len(self._recent) == REPLAY_WINDOW:
+            self._recent_set.discard(self._recent[0])
+        self._recent.append(identity)
+        self._recent_set.add(identity)
+        return True
 
     def _remember(self, identity, event_index):
         buf = self.buffer

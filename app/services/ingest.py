@@ -33,16 +33,12 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, clock=utc_now):
         now = clock()
         stamp = to_iso(now)
         start = session.next_event_index
-        events = [parse_line(c.data) if c.stream == "stdout" else None for c in fresh]
         stored = [
-            StoredOutput(start + offset, chunk.stream, chunk.data, chunk.seq, stamp,
-                         event.identity if event else None)
-            for offset, (chunk, event) in enumerate(zip(fresh, events))
+            StoredOutput(start + offset, chunk.stream, chunk.data, chunk.seq, stamp)
+            for offset, chunk in enumerate(fresh)
         ]
-        # Asked before this batch is stored, so only earlier arrivals count as seen.
-        seen = uow.outputs.known_line_ids(session_id, {o.line_id for o in stored if o.line_id})
         uow.outputs.add_many(session_id, stored, iso_after(now, retention_seconds))
-        written = _transcribe(uow, session, zip(stored, events), seen, stamp)
+        written = _transcribe(uow, session, stored, stamp)
         uow.sessions.record_ingest(session_id, start + len(stored), written, stamp)
         uow.commit()
     return IngestReceipt(len(stored), duplicates, stored[-1].event_index, written)
@@ -103,24 +99,19 @@ def _drop_duplicates(chunks, known_seqs):
     return fresh, len(chunks) - len(fresh)
 
 
-def _transcribe(uow, session, outputs, seen_line_ids, stamp):
-    """Feed new lines to the session's open turn; write the rows it completes.
-
-    A line whose id was seen before (a runner re-sending lines under new seqs)
-    stays in the buffer but is not read into a turn a second time.
-    """
+def _transcribe(uow, session, stored, stamp):
+    """Feed new lines to the session's open turn; write the rows it completes."""
     policy = policy_for(session.session_type, session.context)
     accumulator = Accumulator.restore(uow.turn_states.load(session.session_id))
-    seen = set(seen_line_ids)
     drafts = []
-    for out, event in outputs:
-        if out.stream == "system":
-            drafts.append(policy.draft(runner_note(out.event_index, out.payload)))
-        if event is None or out.line_id in seen:
-            continue
-        if out.line_id:
-            seen.add(out.line_id)
-        drafts.extend(policy.draft(outcome) for outcome in accumulator.feed(event, out.event_index))
+    for out in stored:
+        if out.stream == "stdout":
+            outcomes = accumulator.feed(parse_line(out.payload), out.event_index)
+        elif out.stream == "system":
+            outcomes = [runner_note(out.event_index, out.payload)]
+        else:
+            outcomes = []
+        drafts.extend(policy.draft(outcome) for outcome in outcomes)
     uow.turn_states.save(session.session_id, accumulator.snapshot(), stamp)
     return _write_drafts(uow, session.session_id, drafts, stamp)
 

@@ -56,7 +56,6 @@ class StoredOutput:
     payload: str
     producer_seq: int | None
     created_at: str
-    line_id: str | None = None
 
 
 @dataclass(frozen=True)

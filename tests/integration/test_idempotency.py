@@ -6,6 +6,7 @@ from contextlib import closing
 import pytest
 
 from app.db import writing
+from app.services.accumulator import REPLAY_WINDOW
 from app.services.ingest import ingest_output
 from app.services.models import Chunk
 from tests import claude_lines as cl
@@ -154,16 +155,22 @@ def test_a_stream_repeated_inside_one_batch_is_read_once(kind, new_session, feed
     assert len({m["turn_key"] for m in messages(sid)}) == expected
 
 
-def test_stored_lines_carry_their_own_id(new_session, feed, rows):
-    sid = new_session("ordinary")
-    feed(sid, [cl.assistant(cl.text("x"), uuid="a-7"), "not json",
-               json.dumps({"type": "message", "role": "assistant", "content": "y"})])
-    feed(sid, [cl.assistant(cl.text("x"), uuid="a-8")], stream="stderr")
-    feed(sid, ["runner note"], stream="system")
+@BOTH_KINDS
+def test_whole_turns_replayed_beyond_the_replay_window_write_no_row(kind, new_session, feed,
+                                                                    messages, counts):
+    sid = new_session(kind)
+    feed(sid, a_stream())
+    filler = []
+    for n in range(REPLAY_WINDOW // 2 + 1):  # two ids a turn: pushes a_stream out of the window
+        filler += [cl.assistant(cl.text(f"filler {n}")), cl.result()]
+    feed(sid, filler)
+    before = messages(sid)
 
-    assert rows("SELECT event_index, line_id FROM remote_runtime_outputs WHERE session_id = ?"
-                " ORDER BY event_index", sid) == [(0, "a-7"), (1, None), (2, None), (3, None),
-                                                  (4, None)]
+    receipt = feed(sid, a_stream())
+
+    assert receipt.messages_written == 0
+    assert messages(sid) == before
+    assert counts(sid) == (len(before), len(before))
 
 
 @BOTH_KINDS

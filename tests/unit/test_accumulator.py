@@ -96,3 +96,25 @@ def test_snapshot_round_trip_keeps_the_open_turn():
     turn = revived.close()
     assert turn.texts == ("before restart", "after") and turn.message_ids == ("m9",)
     assert Accumulator.restore(None).buffer.is_empty()
+
+
+def test_a_line_seen_in_an_earlier_turn_is_skipped():
+    acc = Accumulator()
+    tail = cl.assistant(cl.text("tail"), uuid="a-tail")
+    feed_all(acc, [cl.assistant(cl.text("head")), tail, cl.result()])
+    feed_all(acc, [tail, cl.assistant(cl.text("next"))], start=3)
+    assert acc.close().texts == ("next",)
+
+
+def test_the_replay_window_is_bounded_and_survives_a_snapshot():
+    from app.services.accumulator import REPLAY_WINDOW
+
+    acc = Accumulator()
+    lines = [cl.assistant(cl.text(str(n)), uuid=f"a-{n}") for n in range(REPLAY_WINDOW + 1)]
+    feed_all(acc, lines)
+    revived = Accumulator.restore(acc.snapshot())
+    assert len(revived.snapshot()["recent_ids"]) == REPLAY_WINDOW
+    feed_all(revived, [lines[0], lines[-1]], start=REPLAY_WINDOW + 1)
+    # a-0 fell out of the window and is read again; the newest id is still remembered
+    assert revived.close().texts[-1] == "0"
+    assert revived.close() is None

@@ -2,19 +2,13 @@
 from sqlalchemy import bindparam
 from sqlalchemy import text
 
+from app.services.repositories.dialect import placeholders
+
 SELECT_KNOWN_SEQS = text(
     "SELECT producer_seq FROM remote_runtime_outputs"
     " WHERE session_id = :session_id AND producer_seq IN :seqs"
 ).bindparams(bindparam("seqs", expanding=True))
-SELECT_KNOWN_LINE_IDS = text(
-    "SELECT DISTINCT line_id FROM remote_runtime_outputs"
-    " WHERE session_id = :session_id AND line_id IN :line_ids"
-).bindparams(bindparam("line_ids", expanding=True))
-INSERT = text(
-    "INSERT INTO remote_runtime_outputs (session_id, event_index, stream, payload,"
-    " producer_seq, line_id, created_at, expires_at) VALUES (:session_id, :event_index,"
-    " :stream, :payload, :producer_seq, :line_id, :created_at, :expires_at)"
-)
+INSERT_COLUMNS = "session_id, event_index, stream, payload, producer_seq, created_at, expires_at"
 
 
 class OutputRepository:
@@ -28,32 +22,21 @@ class OutputRepository:
         rows = self.conn.execute(SELECT_KNOWN_SEQS, {"session_id": session_id, "seqs": list(seqs)})
         return {row[0] for row in rows}
 
-    def known_line_ids(self, session_id, line_ids):
-        """Which of these line ids arrived in this session before (within retention)."""
-        if not line_ids:
-            return set()
-        rows = self.conn.execute(
-            SELECT_KNOWN_LINE_IDS, {"session_id": session_id, "line_ids": list(line_ids)}
-        )
-        return {row[0] for row in rows}
-
     def add_many(self, session_id, outputs, expires_at):
-        """Store already-numbered outputs (`StoredOutput`s) in one statement batch."""
+        """Store already-numbered outputs (`StoredOutput`s) in one executemany."""
         if not outputs:
             return
-        self.conn.execute(
-            INSERT,
+        # turnlog's hottest statement goes straight to the driver, skipping
+        # SQLAlchemy's per-row parameter processing.
+        sql = (
+            f"INSERT INTO remote_runtime_outputs ({INSERT_COLUMNS})"
+            f" VALUES ({placeholders(self.conn, 7)})"
+        )
+        self.conn.exec_driver_sql(
+            sql,
             [
-                {
-                    "session_id": session_id,
-                    "event_index": out.event_index,
-                    "stream": out.stream,
-                    "payload": out.payload,
-                    "producer_seq": out.producer_seq,
-                    "line_id": out.line_id,
-                    "created_at": out.created_at,
-                    "expires_at": expires_at,
-                }
+                (session_id, out.event_index, out.stream, out.payload, out.producer_seq,
+                 out.created_at, expires_at)
                 for out in outputs
             ],
         )

@@ -1,0 +1,149 @@
+"""Ingest throughput: turnlog's ingest_output against a raw-sqlite3 floor.
+
+    .venv/bin/python bench/ingest.py [--events N] [--batch B]
+
+The floor is what SQLite itself costs when every line is made durable on its
+own (one COMMIT per row, WAL, synchronous=NORMAL). The service batches lines per
+request but also parses them, keeps the open turn and writes transcript rows, so
+the question is how much of that floor it keeps. Goal: batched ratio >= 0.5.
+"""
+import argparse, json, random, sqlite3, sys, tempfile, time, uuid
+from pathlib import Path
+
+from sqlalchemy import text
+
+from app import create_app
+from app import db
+from app.extensions import db as sqla
+from app.services import migrations, sessions
+from app.services.ingest import ingest_output
+from app.services.models import Chunk
+
+CLAUDE_SESSION = "5f1c2a9e-7d41-4b8e-9a63-0c2d8e4f1a77"
+USAGE = {"input_tokens": 4, "cache_creation_input_tokens": 1200,
+         "cache_read_input_tokens": 9000, "output_tokens": 55}
+# One ~10-line turn, shaped like app/samples/claude_session.jsonl: the result line
+# closes it, so each turn makes the accumulator emit one assistant row.
+TURN = ["thinking", "text", "tool_use", "tool_result", "tool_use", "tool_result",
+        "text", "tool_use", "tool_result", "result"]
+
+
+def claude_lines(n, seed=7):
+    """n stream-json lines: a system init, then back-to-back turns (the last may stay open)."""
+    rng = random.Random(seed)  # same lines every run, so runs compare
+    new_uuid = lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    lines = [json.dumps({"type": "system", "subtype": "init", "uuid": new_uuid(),
+                         "session_id": CLAUDE_SESSION, "cwd": "/workspace/demo",
+                         "model": "claude-sonnet-4-5", "tools": ["Bash", "Read", "Edit"],
+                         "mcp_servers": [], "permissionMode": "default"})]
+    tool = 0
+    while len(lines) < n:
+        turn = len(lines) // len(TURN)
+        for kind in TURN[: n - len(lines)]:
+            line = {"uuid": new_uuid(), "session_id": CLAUDE_SESSION}
+            if kind == "tool_result":
+                line.update(type="user", message={"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": f"toolu_{tool:06d}",
+                     "content": "README.md\nsetup.cfg\napp\n" * rng.randint(1, 8),
+                     "is_error": False}]})
+            elif kind == "result":
+                line.update(type="result", subtype="success", is_error=False, num_turns=3,
+                            duration_ms=rng.randint(800, 9000), result="Done.",
+                            total_cost_usd=0.0123, usage=USAGE)
+            else:
+                if kind == "tool_use":
+                    tool += 1
+                    block = {"type": "tool_use", "id": f"toolu_{tool:06d}", "name": "Bash",
+                             "input": {"command": f"grep -rn thing src/{tool}"}}
+                elif kind == "thinking":
+                    block = {"type": "thinking", "thinking": "Consider the repo. " * rng.randint(2, 20),
+                             "signature": "c2lnLTE="}
+                else:
+                    block = {"type": "text", "text": "Here is what I found. " * rng.randint(1, 15)}
+                line.update(type="assistant", parent_tool_use_id=None, message={
+                    "id": f"msg_{turn:06d}", "type": "message", "role": "assistant",
+                    "model": "claude-sonnet-4-5", "content": [block], "usage": USAGE})
+            lines.append(json.dumps(line))
+    return lines
+
+
+def bench_baseline(path, lines):
+    """Raw sqlite3, one transaction per row: the cost of durability alone."""
+    conn = sqlite3.connect(path, isolation_level=None)  # we issue BEGIN/COMMIT ourselves
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("CREATE TABLE remote_runtime_outputs (session_id TEXT NOT NULL,"
+                 " event_index INTEGER NOT NULL, stream TEXT NOT NULL, payload TEXT NOT NULL,"
+                 " producer_seq INTEGER, created_at TEXT NOT NULL, expires_at TEXT NOT NULL,"
+                 " PRIMARY KEY (session_id, event_index))")
+    insert = "INSERT INTO remote_runtime_outputs VALUES (?, ?, 'stdout', ?, ?, ?, ?)"
+    sid, stamp = str(uuid.uuid4()), "2026-01-01T00:00:00.000000Z"
+    start = time.perf_counter()
+    for i, line in enumerate(lines):
+        conn.execute("BEGIN IMMEDIATE")  # what a turnlog writer takes, too
+        conn.execute(insert, (sid, i, line, i, stamp, stamp))
+        conn.execute("COMMIT")
+    elapsed = time.perf_counter() - start
+    conn.close()
+    return len(lines) / elapsed
+
+
+def bench_service(path, lines, batch):
+    """ingest_output as a runner drives it: `batch` lines per call. Returns (events/s, check)."""
+    app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{path}"})
+    with app.app_context():
+        migrations.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
+        sid = sessions.open_session({"session_type": "agent"}, db.writing()).session_id
+        chunks = [Chunk(line, "stdout", seq) for seq, line in enumerate(lines)]
+        start = time.perf_counter()
+        for at in range(0, len(chunks), batch):
+            ingest_output(sid, chunks[at:at + batch], db.writing(), retention_seconds=86400)
+        elapsed = time.perf_counter() - start
+        check = verify(sid)
+        sqla.session.remove()
+        sqla.engine.dispose()  # release the file before the temp dir goes
+    return len(lines) / elapsed, check
+
+
+def verify(sid):
+    """(output rows, message_count, assistant/system rows) as stored for the session."""
+    one = lambda sql: sqla.session.execute(text(sql), {"sid": sid}).scalar_one()
+    return (
+        one("SELECT count(*) FROM remote_runtime_outputs WHERE session_id = :sid"),
+        one("SELECT message_count FROM agent_sessions WHERE session_id = :sid"),
+        one("SELECT count(*) FROM session_messages WHERE session_id = :sid"
+            " AND role IN ('assistant', 'system')"),
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=20000, help="lines to ingest (N)")
+    parser.add_argument("--batch", type=int, default=100, help="lines per ingest call (B)")
+    args = parser.parse_args()
+    lines = claude_lines(args.events)
+
+    # A fresh database per run, so no run pays for another's rows or WAL.
+    with tempfile.TemporaryDirectory(prefix="turnlog-bench-") as tmp:
+        base = bench_baseline(str(Path(tmp) / "baseline.sqlite"), lines)
+        batched, check_b = bench_service(Path(tmp) / "batched.sqlite", lines, args.batch)
+        single, check_1 = bench_service(Path(tmp) / "single.sqlite", lines, 1)
+
+    print(f"{args.events} events, avg {sum(map(len, lines)) / len(lines):.0f} B/line\n")
+    print(f"{'run':<28}{'events/s':>12}{'vs baseline':>14}")
+    print(f"{'baseline sqlite3, 1/commit':<28}{base:>12,.0f}{1:>14.2f}")
+    print(f"{f'service, batch {args.batch}':<28}{batched:>12,.0f}{batched / base:>14.2f}")
+    print(f"{'service, batch 1':<28}{single:>12,.0f}{single / base:>14.2f}")
+
+    ok = True
+    for name, (outputs, count, rows) in ((f"batch {args.batch}", check_b), ("batch 1", check_1)):
+        good = outputs == args.events and count == rows and rows > 0
+        ok &= good
+        print(f"\n{name}: outputs={outputs} (want {args.events}), message_count={count},"
+              f" assistant/system rows={rows} -> {'ok' if good else 'WRONG'}", end="")
+    print(f"\n\ngoal (batched ratio >= 0.5): {'met' if batched / base >= 0.5 else 'NOT met'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
