@@ -14,6 +14,7 @@ def create_app(test_config=None):
     `test_config`, so a test always has the last word.
     """
     app = Flask(__name__, instance_relative_config=True)
+    app.json.sort_keys = False  # payload keys in schema order, session_id first
     app.config.from_object(Config)
     app.config.from_prefixed_env("TURNLOG")
     if test_config is not None:

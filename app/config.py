@@ -17,4 +17,3 @@ class Config:
     MAX_PAGE_SIZE = 1000
     # Folder holding NNNN_name.sql migrations; None means the project's migrations/.
     MIGRATIONS_DIR = None
-    JSON_SORT_KEYS = False

@@ -1,0 +1,106 @@
+"""A real gunicorn (two gthread workers) on loopback: concurrent runners, exact results."""
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from tests import claude_lines as cl
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+PRODUCERS, REQUESTS, CHUNKS = 4, 25, 8
+
+
+def free_port():
+    with closing(socket.socket()) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def call(base, method, path, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(base + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+@pytest.fixture
+def server(tmp_path):
+    db_file = tmp_path / "served.sqlite"
+    port = free_port()
+    env = {**os.environ, "TURNLOG_SQLALCHEMY_DATABASE_URI": f"sqlite:///{db_file}",
+           "TURNLOG_BIND": f"127.0.0.1:{port}", "TURNLOG_WORKERS": "2", "TURNLOG_THREADS": "4"}
+    subprocess.run([BIN / "flask", "--app", "wsgi", "db-upgrade"], cwd=ROOT, env=env,
+                   check=True, capture_output=True)
+    proc = subprocess.Popen([BIN / "gunicorn"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            call(base, "GET", "/api/remote/sessions?limit=1")
+            break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail("gunicorn did not start")
+            time.sleep(0.2)
+    yield base, db_file
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_concurrent_runners_through_gunicorn_lose_and_repeat_nothing(server):
+    base, db_file = server
+    status, body = call(base, "POST", "/api/remote/sessions", {"session_type": "agent"})
+    assert status == 201
+    sid = body["session"]["session_id"]
+    errors = []
+
+    def produce(producer):
+        for request in range(REQUESTS):
+            first = (producer * REQUESTS + request) * CHUNKS
+            lines = [cl.assistant(cl.text(f"p{producer} r{request} c{c}")) for c in range(CHUNKS - 1)]
+            lines.append(cl.result())
+            chunks = [{"seq": first + i, "data": line} for i, line in enumerate(lines)]
+            status, reply = call(base, "POST", f"/api/remote/sessions/{sid}/output",
+                                 {"chunks": chunks})
+            if status != 200 or reply["accepted"] != CHUNKS:
+                errors.append((status, reply))
+
+    threads = [threading.Thread(target=produce, args=(p,)) for p in range(PRODUCERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == []
+
+    total = PRODUCERS * REQUESTS * CHUNKS
+    with closing(sqlite3.connect(db_file)) as conn:
+        indices = [r[0] for r in conn.execute(
+            "SELECT event_index FROM remote_runtime_outputs WHERE session_id = ? "
+            "ORDER BY event_index", (sid,))]
+        seqs = {r[0] for r in conn.execute(
+            "SELECT producer_seq FROM remote_runtime_outputs WHERE session_id = ?", (sid,))}
+        rows = conn.execute("SELECT COUNT(*) FROM session_messages WHERE session_id = ?",
+                            (sid,)).fetchone()[0]
+    assert indices == list(range(total))
+    assert seqs == set(range(total))
+    status, body = call(base, "GET", f"/api/remote/sessions/{sid}")
+    # each request carried one whole turn, and requests are serialised per session
+    assert body["session"]["message_count"] == rows == PRODUCERS * REQUESTS
+    assert all(m["content"].count("\n\n") == CHUNKS - 2 for m in body["session"]["messages"])
