@@ -88,3 +88,23 @@ def test_cli_upgrades_an_empty_database(fresh_app):
     assert upgraded.output.splitlines() == [f"applied {name}" for name in expected]
     assert [line.split()[:2] for line in after.output.splitlines()] == [
         ["applied", name] for name in expected]
+
+
+def test_a_failing_migration_leaves_no_trace_and_stops_the_run(fresh_app, tmp_path):
+    folder = tmp_path / "migrations"
+    folder.mkdir()
+    (folder / "0001_create_a.sql").write_text("CREATE TABLE a (x INTEGER);\n")
+    (folder / "0002_broken.sql").write_text(
+        "CREATE TABLE b (x INTEGER);\nINSERT INTO no_such_table VALUES (1);\n")
+    (folder / "0003_create_c.sql").write_text("CREATE TABLE c (x INTEGER);\n")
+
+    with pytest.raises(Exception, match="no_such_table"):
+        migrations.upgrade(db.engine, folder)
+
+    applied, pending = migrations.status(db.engine, folder)
+    assert sorted(applied) == [1]
+    assert [m.version for m in pending] == [2, 3]
+    with db.engine.connect() as conn:
+        tables = {r[0] for r in conn.exec_driver_sql(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "a" in tables and "b" not in tables and "c" not in tables
