@@ -74,6 +74,20 @@ class FakeOutputs:
 class FakeTurnStates:
     def __init__(self):
         self.rows = {}
+        self.parts = {}
+
+    def load_parts(self, session_id):
+        return copy.deepcopy(self.parts.get(session_id, []))
+
+    def append_parts(self, session_id, start, parts):
+        if not parts:
+            return
+        saved = self.parts.setdefault(session_id, [])
+        assert len(saved) == start, "parts must be appended in order"
+        saved.extend(copy.deepcopy(parts))
+
+    def clear_parts(self, session_id):
+        self.parts.pop(session_id, None)
 
     def load(self, session_id):
         return copy.deepcopy(self.rows.get(session_id))

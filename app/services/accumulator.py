@@ -1,75 +1,25 @@
 """Accumulation: stream events in, closed turns and system notes out.
 
-Pure and in-memory. It knows nothing of sessions, policies or storage; its
-state round-trips through `snapshot()` / `Accumulator.restore()` so an open turn
-survives a restart when the caller stores the snapshot.
+Pure and in-memory. It knows nothing of sessions, policies or storage. Its
+state is a small header (`snapshot()` / `Accumulator.restore()`) plus the open
+turn's content parts, which the caller saves append-only (`take_unsaved_parts`)
+so that each request costs the same however long the turn has grown.
 """
-import hashlib
 from collections import deque
-from dataclasses import dataclass
-from dataclasses import field
 
 from app.services import stream_events as ev
+from app.services.turns import SystemNote
+from app.services.turns import Turn
+from app.services.turns import TurnBuffer
+from app.services.turns import turn_key
+
+__all__ = ["Accumulator", "SystemNote", "Turn", "runner_note", "REPLAY_WINDOW"]
 
 # How many recent line ids are remembered to spot lines a runner sends again
 # under new seqs. Bounded so the stored state stays a few kilobytes.
 REPLAY_WINDOW = 256
 RESULT_TRIGGER = "result"
 COMPLETION_TRIGGER = "completion"
-
-
-@dataclass
-class TurnBuffer:
-    """The open turn: everything seen since the last flush trigger."""
-
-    texts: list = field(default_factory=list)
-    blocks: list = field(default_factory=list)  # non-text blocks, in arrival order
-    identities: list = field(default_factory=list)
-    message_ids: list = field(default_factory=list)
-    first_event_index: int | None = None
-    last_event_index: int | None = None
-
-    def is_empty(self):
-        return not (self.texts or self.blocks)
-
-    def to_dict(self):
-        return dict(self.__dict__)
-
-    @classmethod
-    def from_dict(cls, data):
-        return cls(**data)
-
-
-@dataclass(frozen=True)
-class Turn:
-    """A closed turn, ready for the flush policy to judge."""
-
-    key: str
-    texts: tuple
-    blocks: tuple
-    message_ids: tuple
-    trigger: str
-    result: dict
-    first_event_index: int | None
-    last_event_index: int | None
-
-    @property
-    def text(self):
-        """The visible text: the turn's text blocks, one paragraph each."""
-        return "\n\n".join(self.texts)
-
-    @property
-    def has_visible_text(self):
-        return bool(self.text.strip())
-
-
-@dataclass(frozen=True)
-class SystemNote:
-    """A system line worth a transcript row of its own."""
-
-    key: str
-    text: str
-    subtype: str
 
 
 class Accumulator:
@@ -86,12 +36,24 @@ class Accumulator:
 
     @classmethod
     def restore(cls, snapshot):
+        """An accumulator from a `snapshot()` (None: a session with no state yet)."""
         if not snapshot:
             return cls()
-        return cls(TurnBuffer.from_dict(snapshot["turn"]), snapshot["recent_ids"])
+        return cls(TurnBuffer.from_header(snapshot["turn"]), snapshot["recent_ids"])
 
     def snapshot(self):
-        return {"turn": self.buffer.to_dict(), "recent_ids": list(self._recent)}
+        """The state to store, without the parts (take and save those first)."""
+        if self.buffer.parts:
+            raise RuntimeError("take_unsaved_parts() before snapshot()")
+        return {"turn": self.buffer.header(), "recent_ids": list(self._recent)}
+
+    def take_unsaved_parts(self):
+        """(first part number, parts) the caller must save for the open turn."""
+        buf = self.buffer
+        start, parts = buf.saved_parts, buf.parts
+        buf.saved_parts += len(parts)
+        buf.parts = []
+        return start, parts
 
     def feed(self, event, event_index):
         """Take one event; return what it completed (a Turn, a SystemNote, or nothing)."""
@@ -101,18 +63,14 @@ class Accumulator:
         if event.kind == ev.SYSTEM:
             return [SystemNote(f"system:{identity}", event.text, event.info.get("subtype", ""))]
         if event.kind == ev.RESULT:
-            self._remember(identity, event_index)
+            self.buffer.add_identity(identity, event_index)
             return [self._close(RESULT_TRIGGER, event.info)]
         if event.kind not in (ev.ASSISTANT, ev.TOOL_RESULTS):
             return []
-        self._remember(identity, event_index)
+        self.buffer.add_identity(identity, event_index)
         if event.message_id and event.message_id not in self.buffer.message_ids:
             self.buffer.message_ids.append(event.message_id)
-        for block in event.blocks:
-            if block.get("type") == "text":
-                self.buffer.texts.append(block["text"])
-            else:
-                self.buffer.blocks.append(block)
+        self.buffer.parts.extend(event.blocks)
         return []
 
     def close(self):
@@ -132,24 +90,17 @@ class Accumulator:
         self._recent_set.add(identity)
         return True
 
-    def _remember(self, identity, event_index):
-        buf = self.buffer
-        buf.identities.append(identity)
-        if buf.first_event_index is None:
-            buf.first_event_index = event_index
-        buf.last_event_index = event_index
-
     def _close(self, trigger, result):
         buf = self.buffer
         turn = Turn(
-            key=turn_key(buf.identities),
-            texts=tuple(buf.texts),
-            blocks=tuple(buf.blocks),
+            key=turn_key(buf.digest),
+            parts=tuple(buf.parts),
             message_ids=tuple(buf.message_ids),
             trigger=trigger,
             result=dict(result),
             first_event_index=buf.first_event_index,
             last_event_index=buf.last_event_index,
+            saved_parts=buf.saved_parts,
         )
         self.buffer = TurnBuffer()
         return turn
@@ -158,13 +109,3 @@ class Accumulator:
 def runner_note(event_index, payload):
     """A line the runner itself wrote on the `system` stream (not agent output)."""
     return SystemNote(f"system:@{event_index}", payload.strip(), "runner")
-
-
-def turn_key(identities):
-    """A stable name for a turn, derived from the ids of the lines that made it.
-
-    Replaying the same lines yields the same key (so the row is not written
-    twice); two turns with equal text but different lines get different keys.
-    """
-    digest = hashlib.sha256("\n".join(identities).encode("utf-8")).hexdigest()
-    return f"turn:{digest[:40]}"

@@ -54,7 +54,8 @@ def complete_session(session_id, exit_code, uow, *, clock=utc_now):
         accumulator = Accumulator.restore(uow.turn_states.load(session_id))
         turn = accumulator.close()
         policy = policy_for(session.session_type, session.context)
-        written = _write_drafts(uow, session_id, [policy.draft(turn)] if turn else [], stamp)
+        drafts = [policy.draft(_whole(uow, session_id, turn))] if turn else []
+        written = _write_drafts(uow, session_id, drafts, stamp)
         uow.turn_states.save(session_id, accumulator.snapshot(), stamp)
         status = "completed" if exit_code in (0, None) else "failed"
         uow.sessions.mark_completed(session_id, status, exit_code, stamp)
@@ -101,8 +102,9 @@ def _drop_duplicates(chunks, known_seqs):
 
 def _transcribe(uow, session, stored, stamp):
     """Feed new lines to the session's open turn; write the rows it completes."""
+    sid = session.session_id
     policy = policy_for(session.session_type, session.context)
-    accumulator = Accumulator.restore(uow.turn_states.load(session.session_id))
+    accumulator = Accumulator.restore(uow.turn_states.load(sid))
     drafts = []
     for out in stored:
         if out.stream == "stdout":
@@ -111,9 +113,20 @@ def _transcribe(uow, session, stored, stamp):
             outcomes = [runner_note(out.event_index, out.payload)]
         else:
             outcomes = []
-        drafts.extend(policy.draft(outcome) for outcome in outcomes)
-    uow.turn_states.save(session.session_id, accumulator.snapshot(), stamp)
-    return _write_drafts(uow, session.session_id, drafts, stamp)
+        drafts.extend(policy.draft(_whole(uow, sid, outcome)) for outcome in outcomes)
+    start, parts = accumulator.take_unsaved_parts()
+    uow.turn_states.append_parts(sid, start, parts)
+    uow.turn_states.save(sid, accumulator.snapshot(), stamp)
+    return _write_drafts(uow, sid, drafts, stamp)
+
+
+def _whole(uow, session_id, outcome):
+    """A closed turn with the parts saved while it was open put back (and released)."""
+    if not getattr(outcome, "saved_parts", 0):
+        return outcome
+    saved = uow.turn_states.load_parts(session_id)
+    uow.turn_states.clear_parts(session_id)
+    return outcome.with_saved_parts(saved)
 
 
 def _write_drafts(uow, session_id, drafts, stamp):

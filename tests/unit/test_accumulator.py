@@ -1,4 +1,6 @@
 """The accumulator on its own: events in, turns out, no database."""
+import pytest
+
 from app.services.accumulator import COMPLETION_TRIGGER
 from app.services.accumulator import RESULT_TRIGGER
 from app.services.accumulator import Accumulator
@@ -78,7 +80,7 @@ def test_system_lines_become_notes_without_touching_the_turn():
     feed_all(acc, [cl.assistant(cl.text("open"))])
     [note] = feed_all(acc, [cl.system_init(uuid="s-1")], start=1)
     assert isinstance(note, SystemNote) and note.key == "system:s-1"
-    assert acc.buffer.texts == ["open"]
+    assert acc.buffer.parts == [{"type": "text", "text": "open"}]
 
 
 def test_junk_lines_leave_the_turn_alone():
@@ -88,14 +90,44 @@ def test_junk_lines_leave_the_turn_alone():
     assert acc.close().texts == ("a", "b")
 
 
-def test_snapshot_round_trip_keeps_the_open_turn():
+def test_snapshot_and_saved_parts_carry_the_open_turn_across_a_restart():
     acc = Accumulator()
     feed_all(acc, [cl.assistant(cl.text("before restart"), message_id="m9")])
+    start, parts = acc.take_unsaved_parts()
+    assert (start, parts) == (0, [{"type": "text", "text": "before restart"}])
     revived = Accumulator.restore(acc.snapshot())
     feed_all(revived, [cl.assistant(cl.text("after"), message_id="m9")], start=1)
     turn = revived.close()
-    assert turn.texts == ("before restart", "after") and turn.message_ids == ("m9",)
+    assert turn.saved_parts == 1 and turn.texts == ("after",)
+    whole = turn.with_saved_parts(parts)
+    assert whole.texts == ("before restart", "after") and whole.message_ids == ("m9",)
     assert Accumulator.restore(None).buffer.is_empty()
+
+
+def test_the_turn_key_does_not_depend_on_where_the_snapshots_fell():
+    lines = [cl.assistant(cl.text(str(n)), uuid=f"a-{n}") for n in range(5)] + [cl.result(uuid="r")]
+    whole = feed_all(Accumulator(), lines)[0]
+    acc = Accumulator()
+    feed_all(acc, lines[:2])
+    acc.take_unsaved_parts()
+    acc = Accumulator.restore(acc.snapshot())
+    split = feed_all(acc, lines[2:], start=2)[0]
+    assert split.key == whole.key
+
+
+def test_snapshot_refuses_to_drop_unsaved_parts():
+    acc = Accumulator()
+    feed_all(acc, [cl.assistant(cl.text("unsaved"))])
+    with pytest.raises(RuntimeError):
+        acc.snapshot()
+
+
+def test_saved_parts_must_all_come_back():
+    acc = Accumulator()
+    feed_all(acc, [cl.assistant(cl.text("a")), cl.assistant(cl.text("b"))])
+    acc.take_unsaved_parts()
+    with pytest.raises(ValueError):
+        acc.close().with_saved_parts([{"type": "text", "text": "a"}])
 
 
 def test_a_line_seen_in_an_earlier_turn_is_skipped():
@@ -112,9 +144,9 @@ def test_the_replay_window_is_bounded_and_survives_a_snapshot():
     acc = Accumulator()
     lines = [cl.assistant(cl.text(str(n)), uuid=f"a-{n}") for n in range(REPLAY_WINDOW + 1)]
     feed_all(acc, lines)
+    acc.take_unsaved_parts()
     revived = Accumulator.restore(acc.snapshot())
     assert len(revived.snapshot()["recent_ids"]) == REPLAY_WINDOW
     feed_all(revived, [lines[0], lines[-1]], start=REPLAY_WINDOW + 1)
     # a-0 fell out of the window and is read again; the newest id is still remembered
-    assert revived.close().texts[-1] == "0"
-    assert revived.close() is None
+    assert revived.close().parts == ({"type": "text", "text": "0"},)

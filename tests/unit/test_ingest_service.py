@@ -55,9 +55,10 @@ def test_replayed_tail_does_not_leak_into_the_next_turn(uow):
 
 def test_open_turn_is_kept_between_requests(uow):
     send(uow, [cl.assistant(cl.text("part one"), message_id="m")])
-    assert uow.turn_states.rows["s1"]["turn"]["texts"] == ["part one"]
+    assert uow.turn_states.parts["s1"] == [{"type": "text", "text": "part one"}]
     send(uow, [cl.assistant(cl.text("part two"), message_id="m"), cl.result()], start=1)
     assert [m.content for m in uow.messages.rows] == ["part one\n\npart two"]
+    assert "s1" not in uow.turn_states.parts  # released once the turn is written
 
 
 def test_autonomous_session_keeps_tool_only_turns(uow):

@@ -1,0 +1,101 @@
+"""The shapes accumulation works in: the open turn, a closed turn, a system note."""
+import hashlib
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
+
+
+@dataclass
+class TurnBuffer:
+    """The open turn, kept small: its content parts live outside the snapshot.
+
+    `parts` holds the blocks (text blocks included, in arrival order) that the
+    caller has not saved yet; `saved_parts` counts the ones it saved earlier.
+    A turn's identity is a running digest of its line ids, so it costs the
+    same to keep for a turn of ten lines as for one of ten thousand.
+    """
+
+    parts: list = field(default_factory=list)
+    saved_parts: int = 0
+    digest: str = ""
+    message_ids: list = field(default_factory=list)
+    first_event_index: int | None = None
+    last_event_index: int | None = None
+
+    def is_empty(self):
+        """True while the turn has no content at all."""
+        return not self.parts and not self.saved_parts
+
+    def add_identity(self, identity, event_index):
+        """Fold one line into the turn's identity and index range."""
+        self.digest = hashlib.sha256(f"{self.digest}\n{identity}".encode("utf-8")).hexdigest()
+        if self.first_event_index is None:
+            self.first_event_index = event_index
+        self.last_event_index = event_index
+
+    def header(self):
+        """Everything but the unsaved parts, as plain JSON-able data."""
+        data = dict(self.__dict__)
+        del data["parts"]
+        return data
+
+    @classmethod
+    def from_header(cls, data):
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A closed turn, ready for the flush policy to judge.
+
+    When `saved_parts` is not zero the caller must first hand back the parts it
+    saved while the turn was open, with `with_saved_parts`.
+    """
+
+    key: str
+    parts: tuple
+    message_ids: tuple
+    trigger: str
+    result: dict
+    first_event_index: int | None
+    last_event_index: int | None
+    saved_parts: int = 0
+
+    def with_saved_parts(self, saved):
+        """This turn with its earlier, saved parts put back in front."""
+        if len(saved) != self.saved_parts:
+            raise ValueError(f"expected {self.saved_parts} saved parts, got {len(saved)}")
+        return replace(self, parts=tuple(saved) + self.parts, saved_parts=0)
+
+    @property
+    def texts(self):
+        return tuple(p["text"] for p in self.parts if p.get("type") == "text")
+
+    @property
+    def blocks(self):
+        """The non-text blocks, in arrival order."""
+        return tuple(p for p in self.parts if p.get("type") != "text")
+
+    @property
+    def text(self):
+        """The visible text: the turn's text blocks, one paragraph each."""
+        return "\n\n".join(self.texts)
+
+    @property
+    def has_visible_text(self):
+        return bool(self.text.strip())
+
+
+@dataclass(frozen=True)
+class SystemNote:
+    """A system line worth a transcript row of its own."""
+
+    key: str
+    text: str
+    subtype: str
+
+
+def turn_key(digest):
+    """The stored name of a turn: replaying the same lines yields the same name,
+    two turns with equal text but different lines get different names."""
+    return f"turn:{digest[:40]}"
