@@ -14,7 +14,8 @@ TOOL_RESULT = {"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_
 
 
 def turn(texts=(), blocks=(), result=None):
-    return Turn("turn:k", tuple(texts), tuple(blocks), ("m1",), "result", result or {}, 0, 3)
+    parts = tuple({"type": "text", "text": t} for t in texts) + tuple(blocks)
+    return Turn("turn:k", parts, ("m1",), "result", result or {}, 0, 3)
 
 
 @pytest.mark.parametrize("session_type, context, expected", [
