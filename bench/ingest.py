@@ -7,7 +7,14 @@ own (one COMMIT per row, WAL, synchronous=NORMAL). The service batches lines per
 request but also parses them, keeps the open turn and writes transcript rows, so
 the question is how much of that floor it keeps. Goal: batched ratio >= 0.5.
 """
-import argparse, json, random, sqlite3, sys, tempfile, time, uuid
+import argparse
+import json
+import random
+import sqlite3
+import sys
+import tempfile
+import time
+import uuid
 from pathlib import Path
 
 from sqlalchemy import text
@@ -15,7 +22,8 @@ from sqlalchemy import text
 from app import create_app
 from app import db
 from app.extensions import db as sqla
-from app.services import migrations, sessions
+from app.services import migrations
+from app.services import sessions
 from app.services.ingest import ingest_output
 from app.services.models import Chunk
 
@@ -31,7 +39,10 @@ TURN = ["thinking", "text", "tool_use", "tool_result", "tool_use", "tool_result"
 def claude_lines(n, seed=7):
     """n stream-json lines: a system init, then back-to-back turns (the last may stay open)."""
     rng = random.Random(seed)  # same lines every run, so runs compare
-    new_uuid = lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+    def new_uuid():
+        return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
     lines = [json.dumps({"type": "system", "subtype": "init", "uuid": new_uuid(),
                          "session_id": CLAUDE_SESSION, "cwd": "/workspace/demo",
                          "model": "claude-sonnet-4-5", "tools": ["Bash", "Read", "Edit"],
@@ -107,7 +118,9 @@ def bench_service(path, lines, batch):
 
 def verify(sid):
     """(output rows, message_count, assistant/system rows) as stored for the session."""
-    one = lambda sql: sqla.session.execute(text(sql), {"sid": sid}).scalar_one()
+    def one(sql):
+        return sqla.session.execute(text(sql), {"sid": sid}).scalar_one()
+
     return (
         one("SELECT count(*) FROM remote_runtime_outputs WHERE session_id = :sid"),
         one("SELECT message_count FROM agent_sessions WHERE session_id = :sid"),
