@@ -17,6 +17,7 @@ DEMO_BATCH = 50
 
 
 def init_app(app):
+    """Register the operator commands on `app.cli`."""
     app.cli.add_command(db_upgrade)
     app.cli.add_command(db_status)
     app.cli.add_command(demo)

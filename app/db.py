@@ -9,6 +9,7 @@ from app.services.unit_of_work import SqlUnitOfWork
 
 
 def init_app(app):
+    """Bind flask-sqlalchemy to `app`; on SQLite, set turnlog's connection pragmas."""
     db.init_app(app)
     with app.app_context():
         engine = db.engine
@@ -42,13 +43,14 @@ def configure_sqlite(engine, busy_timeout):
 
 def reading():
     """A unit of work for reads on this request's session."""
-    return SqlUnitOfWork(db.session)
+    return SqlUnitOfWork(db.session())
 
 
 def writing():
     """A unit of work that holds the write lock from its first statement."""
-    return SqlUnitOfWork(db.session, write=True)
+    return SqlUnitOfWork(db.session(), write=True)
 
 
 def migrations_dir():
+    """The folder of NNNN_name.sql migrations this app applies."""
     return current_app.config["MIGRATIONS_DIR"]

@@ -1,16 +1,21 @@
 """One JSON error envelope for the whole API: {"error": {code, message, details}}."""
 from flask import jsonify
 from marshmallow import ValidationError
+from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
 from app.services import errors as service_errors
-from app.services.sessions import InvalidCursor
 
+# Status per service error class; a subclass gets its nearest ancestor's status.
 SERVICE_STATUS = {
     service_errors.SessionNotFound: 404,
     service_errors.SessionClosed: 409,
-    InvalidCursor: 422,
+    service_errors.InvalidCursor: 422,
 }
+# Headers of a werkzeug error that describe its HTML body, not the error itself.
+BODY_HEADERS = frozenset({"content-type", "content-length"})
+# What a client is told to wait before retrying when the database stayed locked.
+BUSY_RETRY_AFTER_SECONDS = 1
 
 
 class ApiError(Exception):
@@ -22,31 +27,66 @@ class ApiError(Exception):
 
 
 def error_response(status, code, message, details=None):
+    """The envelope as a (response, status) pair."""
     body = {"error": {"code": code, "message": message, "details": details or {}}}
     return jsonify(body), status
 
 
+def service_status(err):
+    """The HTTP status of a service error, found by walking its class's MRO."""
+    for cls in type(err).__mro__:
+        if cls in SERVICE_STATUS:
+            return SERVICE_STATUS[cls]
+    return 400
+
+
+def is_database_busy(err):
+    """True for an OperationalError that says the (SQLite) database stayed locked."""
+    return "database is locked" in str(getattr(err, "orig", None) or err)
+
+
 def init_app(app):
+    """Register the handlers that turn every failure into the JSON envelope."""
+
     @app.errorhandler(ApiError)
     def on_api_error(err):
+        """A view's own error: its status, code and details as given."""
         return error_response(err.status, err.code, err.message, err.details)
 
     @app.errorhandler(ValidationError)
     def on_validation_error(err):
+        """A body that failed its schema: 422 naming the bad fields."""
         return error_response(422, "validation_error", "the request body is invalid",
                               {"fields": err.messages})
 
     @app.errorhandler(service_errors.ServiceError)
     def on_service_error(err):
-        return error_response(SERVICE_STATUS.get(type(err), 400), err.code, err.message,
-                              err.details)
+        """A named service failure (or a subclass of one), mapped to its status."""
+        return error_response(service_status(err), err.code, err.message, err.details)
 
     @app.errorhandler(HTTPException)
     def on_http_error(err):
+        """A werkzeug error (404, 405, 413...), keeping its headers (e.g. Allow)."""
         code = (err.name or "error").lower().replace(" ", "_")
-        return error_response(err.code, code, err.description or err.name)
+        response, status = error_response(err.code, code, err.description or err.name)
+        for name, value in err.get_headers():
+            if name.lower() not in BODY_HEADERS:
+                response.headers[name] = value
+        return response, status
 
     @app.errorhandler(Exception)
     def on_unexpected(err):
-        app.logger.exception("unhandled error")
+        """Anything else: logged with its traceback, answered with a bare 500."""
+        app.logger.error("unhandled error", exc_info=err)
         return error_response(500, "internal_error", "the server failed to handle the request")
+
+    @app.errorhandler(OperationalError)
+    def on_operational_error(err):
+        """A database that stayed locked is 503 with Retry-After; anything else is a 500."""
+        if not is_database_busy(err):
+            return on_unexpected(err)
+        app.logger.warning("database busy: %s", err)
+        response, status = error_response(503, "database_busy",
+                                          "the database is busy; retry shortly")
+        response.headers["Retry-After"] = str(BUSY_RETRY_AFTER_SECONDS)
+        return response, status

@@ -6,14 +6,55 @@ internal column (turn_key, next_event_index) cannot leak by accident.
 """
 from marshmallow import RAISE
 from marshmallow import Schema
+from marshmallow import ValidationError
 from marshmallow import fields
 from marshmallow import validate
 
 from app.services.flush_policy import SESSION_TYPES
+from app.services.json_depth import MAX_DEPTH
+from app.services.json_depth import too_deep
+from app.services.surrogates import has_lone_surrogate
+from app.services.surrogates import replace_lone_surrogates
 
 PROVIDERS = ("claude",)
 STREAMS = ("stdout", "stderr", "system")
 MAX_CHUNKS_PER_REQUEST = 10_000
+# What a signed 64-bit column (SQLite INTEGER, PostgreSQL BIGINT) can hold.
+MAX_INT64 = 2**63 - 1
+# Exit codes are stored like a signed 32-bit integer (PostgreSQL INTEGER).
+EXIT_CODE_RANGE = validate.Range(min=-(2**31), max=2**31 - 1)
+COUNT_RANGE = validate.Range(min=0, max=MAX_INT64)
+
+
+class Identifier(fields.String):
+    """A string that must be storable text: a lone surrogate is a 422, not a 500."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if has_lone_surrogate(text):
+            raise ValidationError("Not valid Unicode text (lone surrogate).")
+        return text
+
+
+class RawText(fields.String):
+    """A raw output line, kept whatever it holds: each lone surrogate becomes U+FFFD."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        return replace_lone_surrogates(text)
+
+
+class JsonObject(fields.Dict):
+    """A free-form JSON object with string keys, nested at most MAX_DEPTH levels."""
+
+    def __init__(self, **kwargs):
+        super().__init__(keys=fields.String(), **kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        mapping = super()._deserialize(value, attr, data, **kwargs)
+        if too_deep(mapping):
+            raise ValidationError(f"Nested deeper than {MAX_DEPTH} levels.")
+        return mapping
 
 
 class BaseSchema(Schema):
@@ -23,16 +64,15 @@ class BaseSchema(Schema):
 
 class SessionCreateSchema(BaseSchema):
     session_type = fields.String(required=True, validate=validate.OneOf(SESSION_TYPES))
-    context = fields.Dict(keys=fields.String(), load_default=dict)
-    user_id = fields.String(load_default=None, allow_none=True, validate=validate.Length(max=200))
+    context = JsonObject(load_default=dict)
+    user_id = Identifier(load_default=None, allow_none=True, validate=validate.Length(max=200))
     provider = fields.String(load_default="claude", validate=validate.OneOf(PROVIDERS))
 
 
 class ChunkSchema(BaseSchema):
-    seq = fields.Integer(load_default=None, allow_none=True, strict=True,
-                         validate=validate.Range(min=0))
+    seq = fields.Integer(load_default=None, allow_none=True, strict=True, validate=COUNT_RANGE)
     stream = fields.String(load_default="stdout", validate=validate.OneOf(STREAMS))
-    data = fields.String(required=True)
+    data = RawText(required=True)
 
 
 class OutputBatchSchema(BaseSchema):
@@ -41,14 +81,15 @@ class OutputBatchSchema(BaseSchema):
 
 
 class CompleteSchema(BaseSchema):
-    exit_code = fields.Integer(load_default=None, allow_none=True, strict=True)
+    exit_code = fields.Integer(load_default=None, allow_none=True, strict=True,
+                               validate=EXIT_CODE_RANGE)
 
 
 class UsageReportSchema(BaseSchema):
-    report_id = fields.String(required=True, validate=validate.Length(min=1, max=200))
-    input_tokens = fields.Integer(load_default=0, strict=True, validate=validate.Range(min=0))
-    output_tokens = fields.Integer(load_default=0, strict=True, validate=validate.Range(min=0))
-    requests = fields.Integer(load_default=0, strict=True, validate=validate.Range(min=0))
+    report_id = Identifier(required=True, validate=validate.Length(min=1, max=200))
+    input_tokens = fields.Integer(load_default=0, strict=True, validate=COUNT_RANGE)
+    output_tokens = fields.Integer(load_default=0, strict=True, validate=COUNT_RANGE)
+    requests = fields.Integer(load_default=0, strict=True, validate=COUNT_RANGE)
 
 
 class MessageSchema(BaseSchema):

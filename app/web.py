@@ -6,8 +6,16 @@ from app.errors import ApiError
 
 
 def load_body(schema):
-    """The request's JSON body, validated by `schema` (422 when it is not)."""
-    body = request.get_json(silent=True)
+    """The request's JSON body, validated by `schema` (422 when it is not).
+
+    The body is read first, whatever its content type, so that a request over
+    MAX_CONTENT_LENGTH gets werkzeug's 413 rather than a 422.
+    """
+    request.get_data()
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:  # nested deeper than the json module can follow
+        body = None
     if not isinstance(body, dict):
         raise ApiError(422, "invalid_json", "the request body must be a JSON object",
                        {"content_type": request.content_type})

@@ -13,6 +13,7 @@ bp = Blueprint("ingest", __name__, url_prefix="/api/remote/sessions")
 
 @bp.post("/<session_id>/output")
 def output(session_id):
+    """POST /api/remote/sessions/<id>/output: buffer runner chunks, transcribe their lines."""
     batch = load_body(schemas.output_batch_schema)
     chunks = [Chunk(c["data"], c["stream"], c["seq"]) for c in batch["chunks"]]
     receipt = service.ingest_output(
@@ -26,6 +27,7 @@ def output(session_id):
 
 @bp.post("/<session_id>/complete")
 def complete(session_id):
+    """POST /api/remote/sessions/<id>/complete: flush the open turn and close the session."""
     body = load_body(schemas.complete_schema)
     session = service.complete_session(session_id, body["exit_code"], db.writing())
     return {"session": schemas.session_summary_schema.dump(session)}
@@ -33,6 +35,7 @@ def complete(session_id):
 
 @bp.post("/<session_id>/usage")
 def usage(session_id):
+    """POST /api/remote/sessions/<id>/usage: count a usage report, once per report_id."""
     report = load_body(schemas.usage_report_schema)
     counted, session = service.record_usage(session_id, report, db.writing())
     return {"counted": counted, "session": schemas.session_summary_schema.dump(session)}

@@ -18,3 +18,9 @@ class SessionNotFound(ServiceError):
 
 class SessionClosed(ServiceError):
     code = "session_completed"
+
+
+class InvalidCursor(ServiceError):
+    """A paging cursor that is malformed or out of range."""
+
+    code = "invalid_cursor"

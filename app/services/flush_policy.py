@@ -5,7 +5,7 @@ None); it neither parses lines nor touches storage.
 
 | kind        | visible text | block-only turn        | user tool_result          |
 |-------------|--------------|------------------------|---------------------------|
-| interactive | one row      | nothing                | ignored                   |
+| ordinary    | one row      | nothing                | ignored                   |
 | autonomous  | one row      | one row, content ""    | folded into content_blocks |
 """
 from dataclasses import dataclass
@@ -35,6 +35,8 @@ def is_autonomous(session_type, context):
 
 @dataclass(frozen=True)
 class FlushPolicy:
+    """What one kind of session (ordinary or autonomous) keeps of a closed turn."""
+
     name: str
     keeps_block_only_turns: bool
     folds_tool_results: bool
@@ -62,7 +64,8 @@ class FlushPolicy:
         }
         if turn.result:
             metadata["result"] = {k: v for k, v in turn.result.items() if k != "result"}
-        return MessageDraft("assistant", turn.text, blocks, metadata, turn.key)
+        content = turn.text if turn.has_visible_text else ""
+        return MessageDraft("assistant", content, blocks, metadata, turn.key)
 
     def draft_for_system(self, note):
         """A system row for a system line that says something; empty ones are skipped."""
@@ -81,10 +84,10 @@ def _failure_note(turn):
     return MessageDraft("system", text, [], metadata, turn.key)
 
 
-INTERACTIVE = FlushPolicy("interactive", keeps_block_only_turns=False, folds_tool_results=False)
+ORDINARY = FlushPolicy("ordinary", keeps_block_only_turns=False, folds_tool_results=False)
 AUTONOMOUS = FlushPolicy("autonomous", keeps_block_only_turns=True, folds_tool_results=True)
 
 
 def policy_for(session_type, context):
     """The policy that governs a session."""
-    return AUTONOMOUS if is_autonomous(session_type, context) else INTERACTIVE
+    return AUTONOMOUS if is_autonomous(session_type, context) else ORDINARY

@@ -17,7 +17,7 @@ FILENAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
 
 class MigrationError(Exception):
-    """The migrations folder is inconsistent (bad name, duplicate or missing number)."""
+    """The migrations folder is missing, empty or inconsistent (bad name, gap, twin)."""
 
 
 @dataclass(frozen=True)
@@ -28,9 +28,19 @@ class Migration:
 
 
 def discover(folder):
-    """Every migration file in `folder`, numbered 1, 2, 3... with no gaps or twins."""
+    """Every migration file in `folder`, numbered 1, 2, 3... with no gaps or twins.
+
+    A folder that does not exist or holds no .sql file is an error, not "nothing
+    to do": it almost always means a wrong MIGRATIONS_DIR.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise MigrationError(f"migrations folder {folder} does not exist")
+    paths = sorted(folder.glob("*.sql"))
+    if not paths:
+        raise MigrationError(f"migrations folder {folder} has no .sql files")
     migrations = []
-    for path in sorted(Path(folder).glob("*.sql")):
+    for path in paths:
         match = FILENAME.match(path.name)
         if not match:
             raise MigrationError(f"{path.name}: name must look like 0001_create_things.sql")
@@ -58,11 +68,12 @@ def split_statements(sql):
 
 def status(engine, folder):
     """(applied, pending): applied as {version: (name, applied_at)}, pending Migrations."""
+    found = discover(folder)  # a bad folder fails before the database is touched
     with engine.begin() as conn:
         repo = SchemaMigrationRepository(conn)
         repo.ensure_table()
         applied = repo.applied()
-    return applied, [m for m in discover(folder) if m.version not in applied]
+    return applied, [m for m in found if m.version not in applied]
 
 
 def upgrade(engine, folder, *, clock=utc_now):

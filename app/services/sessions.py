@@ -5,13 +5,12 @@ import uuid
 
 from app.services.clock import to_iso
 from app.services.clock import utc_now
-from app.services.errors import ServiceError
+from app.services.errors import InvalidCursor
 from app.services.errors import SessionNotFound
 from app.services.models import Page
 
-
-class InvalidCursor(ServiceError):
-    code = "invalid_cursor"
+# Message ids are signed 64-bit integers; a larger cursor cannot be bound.
+MAX_MESSAGE_ID = 2**63 - 1
 
 
 def open_session(data, uow, *, clock=utc_now):
@@ -74,6 +73,8 @@ def _int_cursor(after):
         raise InvalidCursor("cursor must be a message id", {"after": after}) from None
     if value < 0:
         raise InvalidCursor("cursor must not be negative", {"after": after})
+    if value > MAX_MESSAGE_ID:
+        raise InvalidCursor("cursor is larger than any message id", {"after": after})
     return value
 
 

@@ -11,31 +11,50 @@ WRITE_OPTION = "turnlog_write"
 
 
 class AbstractUnitOfWork:
+    """One transaction with its repositories; leaving it rolls back what was not committed."""
+
     sessions = messages = outputs = turn_states = usage = None
 
     def __enter__(self):
+        """Start the unit of work."""
         return self
 
     def __exit__(self, *exc_info):
+        """End the unit of work, rolling back anything not committed."""
         self.rollback()
 
     def commit(self):
+        """Make this unit of work's writes durable."""
         raise NotImplementedError
 
     def rollback(self):
+        """Discard this unit of work's uncommitted writes."""
         raise NotImplementedError
 
 
 class SqlUnitOfWork(AbstractUnitOfWork):
-    """A unit of work on a SQLAlchemy `Session` (flask-sqlalchemy's per-request one)."""
+    """A unit of work on a SQLAlchemy `Session` (flask-sqlalchemy's per-request one).
+
+    It owns the session's transaction from `__enter__` to `__exit__`, and so it
+    refuses to start while the session is already in a transaction: closing or
+    rolling back that one would silently discard someone else's work.
+    """
 
     def __init__(self, session, write=False):
         self._session = session
         self._write = write
 
     def __enter__(self):
-        # Start a fresh transaction so a writer's lock is taken at BEGIN.
-        self._session.close()
+        """Begin a fresh transaction (BEGIN IMMEDIATE for a writer) and bind the repositories.
+
+        Raises RuntimeError when the session is already in a transaction, for
+        instance when units of work are nested.
+        """
+        if self._session.in_transaction():
+            raise RuntimeError(
+                "the session is already in a transaction this unit of work did not start"
+                " (nested units of work?)"
+            )
         options = {WRITE_OPTION: True} if self._write else {}
         conn = self._session.connection(execution_options=options)
         self.sessions = repositories.SessionRepository(conn)
@@ -46,11 +65,14 @@ class SqlUnitOfWork(AbstractUnitOfWork):
         return self
 
     def __exit__(self, *exc_info):
+        """Roll back what was not committed and release the connection."""
         super().__exit__(*exc_info)
         self._session.close()
 
     def commit(self):
+        """Commit the transaction."""
         self._session.commit()
 
     def rollback(self):
+        """Roll the transaction back."""
         self._session.rollback()

@@ -15,6 +15,7 @@ bp = Blueprint("sessions", __name__, url_prefix="/api/remote/sessions")
 
 @bp.post("")
 def create():
+    """POST /api/remote/sessions: open a running session (201 with its summary)."""
     data = load_body(schemas.session_create_schema)
     session = service.open_session(data, db.writing())
     return {"session": schemas.session_summary_schema.dump(session)}, 201
@@ -22,6 +23,7 @@ def create():
 
 @bp.get("")
 def index():
+    """GET /api/remote/sessions: session summaries, newest first, one page per cursor."""
     page = service.list_sessions(db.reading(), cursor=request.args.get("cursor"),
                                  limit=page_limit())
     return {
@@ -32,12 +34,18 @@ def index():
 
 @bp.get("/<session_id>")
 def show(session_id):
+    """GET /api/remote/sessions/<id>: the session with its whole transcript."""
     session = service.get_session(session_id, db.reading())
     return {"session": schemas.session_schema.dump(session)}
 
 
 @bp.get("/<session_id>/messages")
 def messages(session_id):
+    """GET /api/remote/sessions/<id>/messages: one page of the transcript.
+
+    Paged by `after` (the last message id seen) and `limit`; with `format=openai`
+    the whole transcript comes back as OpenAI chat messages instead.
+    """
     fmt = request.args.get("format", "turnlog")
     if fmt == "openai":
         session = service.get_session(session_id, db.reading())

@@ -1,6 +1,14 @@
 """Bad input gets a clear JSON error and loses nothing already accepted."""
-import pytest
+import logging
+import sqlite3
+from contextlib import closing
 
+import pytest
+from sqlalchemy.exc import OperationalError
+
+from app import create_app
+from app.extensions import db
+from app.services.errors import SessionNotFound
 from tests import claude_lines as cl
 from tests.api import complete
 from tests.api import create_session
@@ -60,12 +68,19 @@ def test_bad_output_body_is_422_and_changes_nothing(client, body):
     assert get_session(client, sid) == before
 
 
-def test_oversized_request_is_413(app, client):
-    app.config["MAX_CONTENT_LENGTH"] = 1024
+def stored_outputs(db_path):
+    with closing(sqlite3.connect(db_path)) as conn:
+        return conn.execute("SELECT event_index, producer_seq, payload"
+                            " FROM remote_runtime_outputs ORDER BY event_index").fetchall()
+
+
+def test_oversized_request_is_413_and_stores_nothing(app, client, db_path):
     sid = create_session(client)
-    response = post_lines(client, sid, ["x" * 4096])
+    assert post_lines(client, sid, ["accepted earlier"]).status_code == 200
+    app.config["MAX_CONTENT_LENGTH"] = 1024
+    response = post_lines(client, sid, ["x" * 4096], start_seq=1)
     assert error_of(response, 413)["code"] == "request_entity_too_large"
-    assert get_session(client, sid)["message_count"] == 0
+    assert stored_outputs(db_path) == [(0, 0, "accepted earlier")]
 
 
 def test_output_after_completion_is_409_but_retries_are_fine(client):
@@ -90,3 +105,74 @@ def test_bad_paging_arguments_are_422(client):
 def test_unknown_route_and_wrong_method_use_the_envelope(client):
     assert error_of(client.get("/api/nothing-here"), 404)["code"] == "not_found"
     assert error_of(client.delete("/api/remote/sessions"), 405)["code"] == "method_not_allowed"
+
+
+def test_wrong_method_keeps_the_allow_header(client):
+    response = client.delete("/api/remote/sessions")
+    assert error_of(response, 405)["code"] == "method_not_allowed"
+    assert response.content_type == "application/json"
+    assert {"GET", "POST"} <= {m.strip() for m in response.headers["Allow"].split(",")}
+    response = client.get("/api/remote/sessions/some-id/output")
+    assert error_of(response, 405)["code"] == "method_not_allowed"
+    assert "POST" in response.headers["Allow"]
+
+
+@pytest.fixture
+def bare_app(app, db_path):
+    """A production-like app (TESTING off) on the migrated test database."""
+    bare = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{db_path}",
+                       "SQLITE_BUSY_TIMEOUT": 0.05})
+    assert not bare.testing
+    yield bare
+    with bare.app_context():
+        db.engine.dispose()
+
+
+class SessionGone(SessionNotFound):
+    code = "session_gone"
+
+
+def add_route(app, rule, exc):
+    def fail():
+        raise exc
+    app.add_url_rule(rule, rule.strip("/"), fail)
+
+
+@pytest.mark.parametrize("testing", [False, True])
+def test_unexpected_error_is_a_500_envelope_and_is_logged(bare_app, caplog, testing):
+    bare_app.testing = testing  # TESTING would propagate an *unhandled* exception
+    add_route(bare_app, "/boom", RuntimeError("kaput"))
+    with caplog.at_level(logging.ERROR, logger=bare_app.logger.name):
+        response = bare_app.test_client().get("/boom")
+    error = error_of(response, 500)
+    assert error["code"] == "internal_error"
+    assert "kaput" not in response.get_data(as_text=True)
+    assert any(r.exc_info and r.exc_info[0] is RuntimeError for r in caplog.records)
+
+
+def test_service_error_subclasses_get_their_ancestor_status(bare_app):
+    add_route(bare_app, "/gone", SessionGone("it went", {"session_id": "s"}))
+    error = error_of(bare_app.test_client().get("/gone"), 404)
+    assert (error["code"], error["details"]) == ("session_gone", {"session_id": "s"})
+
+
+def test_locked_database_is_503_with_retry_after(bare_app, db_path):
+    client = bare_app.test_client()
+    sid = create_session(client)
+    with closing(sqlite3.connect(db_path, isolation_level=None)) as other:
+        other.execute("BEGIN IMMEDIATE")  # another writer holds the lock past the timeout
+        response = post_lines(client, sid, ["waits in vain"])
+        other.execute("ROLLBACK")
+    assert error_of(response, 503)["code"] == "database_busy"
+    assert int(response.headers["Retry-After"]) > 0
+    assert post_lines(client, sid, ["waits in vain"]).status_code == 200
+
+
+def test_other_operational_errors_stay_500(bare_app):
+    add_route(bare_app, "/disk", OperationalError("INSERT", {}, Exception("disk I/O error")))
+    add_route(bare_app, "/locked", OperationalError("INSERT", {}, Exception("database is locked")))
+    client = bare_app.test_client()
+    assert error_of(client.get("/disk"), 500)["code"] == "internal_error"
+    response = client.get("/locked")
+    assert error_of(response, 503)["code"] == "database_busy"
+    assert "Retry-After" in response.headers

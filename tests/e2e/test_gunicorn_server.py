@@ -1,6 +1,7 @@
 """A real gunicorn (two gthread workers) on loopback: concurrent runners, exact results."""
 import json
 import os
+import runpy
 import socket
 import sqlite3
 import subprocess
@@ -38,12 +39,28 @@ def call(base, method, path, body=None):
         return err.code, json.loads(err.read())
 
 
+def test_gunicorn_settings_use_their_own_prefix(monkeypatch):
+    for name in ("BIND", "WORKERS", "THREADS", "LOG_LEVEL"):
+        monkeypatch.delenv(f"GUNICORN_{name}", raising=False)
+    monkeypatch.setenv("TURNLOG_BIND", "0.0.0.0:1")
+    monkeypatch.setenv("TURNLOG_WORKERS", "9")
+    defaults = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert (defaults["bind"], defaults["workers"]) == ("127.0.0.1:8000", 2)
+    monkeypatch.setenv("GUNICORN_BIND", "127.0.0.1:9001")
+    monkeypatch.setenv("GUNICORN_WORKERS", "3")
+    monkeypatch.setenv("GUNICORN_THREADS", "5")
+    monkeypatch.setenv("GUNICORN_LOG_LEVEL", "debug")
+    settings = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert (settings["bind"], settings["workers"], settings["threads"], settings["loglevel"]) == (
+        "127.0.0.1:9001", 3, 5, "debug")
+
+
 @pytest.fixture
 def server(tmp_path):
     db_file = tmp_path / "served.sqlite"
     port = free_port()
     env = {**os.environ, "TURNLOG_SQLALCHEMY_DATABASE_URI": f"sqlite:///{db_file}",
-           "TURNLOG_BIND": f"127.0.0.1:{port}", "TURNLOG_WORKERS": "2", "TURNLOG_THREADS": "4"}
+           "GUNICORN_BIND": f"127.0.0.1:{port}", "GUNICORN_WORKERS": "2", "GUNICORN_THREADS": "4"}
     subprocess.run([BIN / "flask", "--app", "wsgi", "db-upgrade"], cwd=ROOT, env=env,
                    check=True, capture_output=True)
     proc = subprocess.Popen([BIN / "gunicorn"], cwd=ROOT, env=env,

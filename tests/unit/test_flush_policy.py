@@ -4,7 +4,7 @@ import pytest
 from app.services.accumulator import SystemNote
 from app.services.accumulator import Turn
 from app.services.flush_policy import AUTONOMOUS
-from app.services.flush_policy import INTERACTIVE
+from app.services.flush_policy import ORDINARY
 from app.services.flush_policy import is_autonomous
 from app.services.flush_policy import policy_for
 
@@ -20,19 +20,19 @@ def turn(texts=(), blocks=(), result=None):
 
 @pytest.mark.parametrize("session_type, context, expected", [
     ("workflow", {"workflow_id": "wf-1"}, AUTONOMOUS),
-    ("workflow", {}, INTERACTIVE),
-    ("workflow", {"workflow_id": ""}, INTERACTIVE),
-    ("workflow", None, INTERACTIVE),
-    ("agent", {"workflow_id": "wf-1"}, INTERACTIVE),
-    ("chat", {}, INTERACTIVE),
-    ("terminal", {}, INTERACTIVE),
+    ("workflow", {}, ORDINARY),
+    ("workflow", {"workflow_id": ""}, ORDINARY),
+    ("workflow", None, ORDINARY),
+    ("agent", {"workflow_id": "wf-1"}, ORDINARY),
+    ("chat", {}, ORDINARY),
+    ("terminal", {}, ORDINARY),
 ])
 def test_policy_is_derived_from_type_and_workflow_id(session_type, context, expected):
     assert policy_for(session_type, context) is expected
     assert is_autonomous(session_type, context) is (expected is AUTONOMOUS)
 
 
-@pytest.mark.parametrize("policy", [INTERACTIVE, AUTONOMOUS])
+@pytest.mark.parametrize("policy", [ORDINARY, AUTONOMOUS])
 def test_text_turn_is_one_assistant_row_with_its_blocks(policy):
     draft = policy.draft(turn(["Hello"], [THINKING, TOOL_USE]))
     assert (draft.role, draft.content, draft.source) == ("assistant", "Hello", "remote_live")
@@ -42,8 +42,8 @@ def test_text_turn_is_one_assistant_row_with_its_blocks(policy):
 
 
 @pytest.mark.parametrize("blocks", [[TOOL_USE], [THINKING], [TOOL_USE, TOOL_RESULT]])
-def test_block_only_turn_is_dropped_when_interactive(blocks):
-    assert INTERACTIVE.draft(turn([], blocks)) is None
+def test_block_only_turn_is_dropped_when_ordinary(blocks):
+    assert ORDINARY.draft(turn([], blocks)) is None
 
 
 @pytest.mark.parametrize("blocks", [[TOOL_USE], [THINKING], [TOOL_USE, TOOL_RESULT]])
@@ -53,19 +53,32 @@ def test_block_only_turn_is_evidence_when_autonomous(blocks):
     assert draft.content_blocks == blocks
 
 
-def test_tool_results_are_ignored_when_interactive_and_folded_when_autonomous():
+def test_tool_results_are_ignored_when_ordinary_and_folded_when_autonomous():
     blocks = [TOOL_USE, TOOL_RESULT]
-    assert INTERACTIVE.draft(turn(["t"], blocks)).content_blocks == [TOOL_USE]
+    assert ORDINARY.draft(turn(["t"], blocks)).content_blocks == [TOOL_USE]
     assert AUTONOMOUS.draft(turn(["t"], blocks)).content_blocks == [TOOL_USE, TOOL_RESULT]
 
 
-@pytest.mark.parametrize("policy", [INTERACTIVE, AUTONOMOUS])
-def test_whitespace_is_not_visible_text(policy):
-    assert INTERACTIVE.draft(turn(["  \n"], [TOOL_USE])) is None
+@pytest.mark.parametrize("policy", [ORDINARY, AUTONOMOUS])
+def test_an_empty_turn_writes_nothing(policy):
     assert policy.draft(turn([], [])) is None
 
 
-@pytest.mark.parametrize("policy", [INTERACTIVE, AUTONOMOUS])
+@pytest.mark.parametrize("texts", [["  \n"], ["\n", "\n"], [" ", "\t"]])
+def test_whitespace_is_not_visible_text(texts):
+    assert ORDINARY.draft(turn(texts, [TOOL_USE])) is None
+    draft = AUTONOMOUS.draft(turn(texts, [TOOL_USE]))
+    assert draft.role == "assistant"
+    assert draft.content == ""
+    assert draft.content_blocks == [TOOL_USE]
+
+
+@pytest.mark.parametrize("policy", [ORDINARY, AUTONOMOUS])
+def test_whitespace_only_text_without_blocks_writes_nothing(policy):
+    assert policy.draft(turn(["\n\n"], [])) is None
+
+
+@pytest.mark.parametrize("policy", [ORDINARY, AUTONOMOUS])
 def test_failed_turn_without_text_leaves_a_system_note(policy):
     draft = policy.draft(turn([], [], {"subtype": "error_max_turns", "is_error": True,
                                        "result": "limit reached"}))
@@ -75,13 +88,13 @@ def test_failed_turn_without_text_leaves_a_system_note(policy):
 
 
 def test_result_fields_go_to_metadata_without_the_duplicated_text():
-    draft = INTERACTIVE.draft(turn(["Done."], [], {"subtype": "success", "result": "Done."}))
+    draft = ORDINARY.draft(turn(["Done."], [], {"subtype": "success", "result": "Done."}))
     assert draft.metadata["result"] == {"subtype": "success"}
     assert draft.metadata["trigger"] == "result"
 
 
 def test_system_notes_with_text_become_system_rows_and_empty_ones_vanish():
-    draft = INTERACTIVE.draft(SystemNote("system:s1", "Session started", "init"))
+    draft = ORDINARY.draft(SystemNote("system:s1", "Session started", "init"))
     assert (draft.role, draft.content, draft.turn_key) == ("system", "Session started", "system:s1")
     assert draft.metadata == {"subtype": "init"}
-    assert INTERACTIVE.draft(SystemNote("system:s2", "  ", "hook_started")) is None
+    assert ORDINARY.draft(SystemNote("system:s2", "  ", "hook_started")) is None

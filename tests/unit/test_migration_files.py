@@ -41,3 +41,20 @@ END;
 def test_unterminated_statement_is_refused():
     with pytest.raises(migrations.MigrationError, match="unterminated"):
         migrations.split_statements("CREATE TABLE t (x INTEGER)")
+
+
+def test_missing_folder_is_refused(tmp_path):
+    with pytest.raises(migrations.MigrationError, match="does not exist"):
+        migrations.discover(tmp_path / "nowhere")
+
+
+def test_folder_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "migrations").write_text("")
+    with pytest.raises(migrations.MigrationError, match="does not exist"):
+        migrations.discover(tmp_path / "migrations")
+
+
+def test_folder_without_sql_files_is_refused(tmp_path):
+    (tmp_path / "README.md").write_text("no migrations here")
+    with pytest.raises(migrations.MigrationError, match="no .sql files"):
+        migrations.discover(tmp_path)

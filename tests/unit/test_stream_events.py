@@ -1,5 +1,6 @@
 """Line parsing: what each kind of stdout line means, and that junk never raises."""
 import json
+import random
 
 import pytest
 
@@ -74,3 +75,113 @@ def test_junk_lines_never_raise_and_carry_nothing(line):
     event = ev.parse_line(line)
     assert event.blocks == ()
     assert event.kind in (ev.IGNORED, ev.ASSISTANT)
+
+
+@pytest.mark.parametrize("line", [
+    "[" * 50000,
+    "{\"a\": " * 50000,
+    "[" * 50000 + "]" * 50000,
+    '{"type": "assistant", "message": {"content": ' + "[" * 5000 + "]" * 5000 + "}}",
+])
+def test_deeply_nested_lines_are_ignored_not_raised(line):
+    event = ev.parse_line(line)
+    assert event.kind == ev.IGNORED
+    assert event.info["reason"] in ("too_deep", "not_json")
+    assert event.blocks == ()
+
+
+def test_nesting_deeper_than_max_depth_is_ignored():
+    depth = ev.MAX_DEPTH + 10
+    tool_input = json.loads("[" * depth + "]" * depth)
+    event = ev.parse_line(cl.assistant(cl.tool_use("t1", tool_input=tool_input)))
+    assert event.kind == ev.IGNORED and event.info["reason"] == "too_deep"
+
+
+def test_reasonable_nesting_is_kept():
+    tool_input = {"a": [[{"b": [1, [2, [3]]]}]]}
+    event = ev.parse_line(cl.assistant(cl.tool_use("t1", tool_input=tool_input)))
+    assert event.kind == ev.ASSISTANT
+    assert event.blocks[0]["input"] == tool_input
+
+
+TOO_DEEP = ev.MAX_DEPTH + 5
+
+
+@pytest.mark.parametrize("arguments", ["[" * 50000, "[" * TOO_DEEP + "]" * TOO_DEEP])
+def test_deeply_nested_openai_tool_arguments_are_kept_raw(arguments):
+    call = {"id": "call_1", "type": "function",
+            "function": {"name": "Bash", "arguments": arguments}}
+    line = json.dumps({"type": "message", "role": "assistant", "content": None,
+                       "tool_calls": [call]})
+    (block,) = ev.parse_line(line).blocks
+    assert block["input"] == {"raw_arguments": arguments}
+
+
+@pytest.mark.parametrize("line", [
+    '{"type": []}', '{"type": {}}', '{"type": 1.5}', "\ud800", '"\\ud800"', "1e999",
+    "9" * 5000, '{"type": "message", "role": "assistant", "tool_calls": [1, {"function": 2}]}',
+    '{"type": "user", "message": {"content": [1, {"type": "tool_result"}]}}',
+])
+def test_odd_lines_never_raise(line):
+    assert isinstance(ev.parse_line(line), ev.StreamEvent)
+
+
+def test_public_names_stay_importable_from_stream_events():
+    from app.services.stream_events import ASSISTANT  # noqa: F401
+    from app.services.stream_events import IGNORED  # noqa: F401
+    from app.services.stream_events import RESULT  # noqa: F401
+    from app.services.stream_events import SYSTEM  # noqa: F401
+    from app.services.stream_events import TOOL_RESULTS  # noqa: F401
+    from app.services.stream_events import StreamEvent  # noqa: F401
+    from app.services.stream_events import parse_line  # noqa: F401
+    from app.services.stream_events import summarise_system
+
+    assert summarise_system("compact_boundary", {}) == "Conversation compacted"
+
+
+def test_lone_surrogates_in_decoded_strings_become_replacement_characters():
+    tool = cl.tool_use("t\udfff", tool_input={"k\ud800": ["\udc00"]})
+    line = cl.assistant(cl.text("a\ud800b"), tool)
+    assert "\\ud800" in line  # the JSON line itself is valid: the escapes are legal there
+    text_block, tool_block = ev.parse_line(line).blocks
+    assert text_block["text"] == "a\ufffdb"
+    assert tool_block["id"] == "t\ufffd"
+    assert tool_block["input"] == {"k\ufffd": ["\ufffd"]}
+
+
+def test_surrogate_pairs_stay_whole():
+    event = ev.parse_line(cl.assistant(cl.text("smile \U0001F600")))
+    assert event.blocks[0]["text"] == "smile \U0001F600"
+
+
+def test_random_json_fragments_never_raise():
+    rng = random.Random(1234)
+    alphabet = ['{', '}', '[', ']', ',', ':', '"', '\\\\ud800', '"type"', '"assistant"',
+                '"message"', '"content"', '"user"', '"result"', '"system"', '1', 'null', ' ']
+    for _ in range(2000):
+        line = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert isinstance(ev.parse_line(line), ev.StreamEvent)
+
+
+KEYS = ["type", "message", "content", "role", "tool_calls", "function", "arguments", "uuid",
+        "id", "subtype", "text", "result", "is_error", "tool_use_id", "model", "tools", "cwd"]
+KINDS = ["assistant", "user", "result", "system", "message", "text", "tool_use", "tool_result",
+         "output_text", "init", "thinking"]
+
+
+def random_json(rng, depth=0):
+    roll = rng.random()
+    if depth > 4 or roll < 0.3:
+        return rng.choice([None, True, 0, -1, 1.5, "", "x", "\ud800", rng.choice(KINDS), "[[["])
+    if roll < 0.6:
+        return [random_json(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {rng.choice(KEYS): random_json(rng, depth + 1) for _ in range(rng.randint(0, 5))}
+
+
+def test_random_objects_of_known_shapes_never_raise():
+    rng = random.Random(4321)
+    for _ in range(3000):
+        obj = random_json(rng, 1)
+        if isinstance(obj, dict):
+            obj.setdefault("type", rng.choice(KINDS))
+        assert isinstance(ev.parse_line(json.dumps(obj)), ev.StreamEvent)

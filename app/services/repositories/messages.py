@@ -11,7 +11,7 @@ INSERT_IF_NEW = text(
     "INSERT INTO session_messages (session_id, role, content, content_blocks, metadata,"
     " source, turn_key, timestamp) VALUES (:session_id, :role, :content,"
     " :content_blocks, :metadata, :source, :turn_key, :timestamp)"
-    " ON CONFLICT (session_id, turn_key) DO NOTHING"
+    " ON CONFLICT (session_id, turn_key) DO NOTHING RETURNING id"
 )
 SELECT_PAGE = text(
     f"SELECT {COLUMNS} FROM session_messages"
@@ -21,16 +21,22 @@ SELECT_ALL = text(f"SELECT {COLUMNS} FROM session_messages WHERE session_id = :s
 
 
 class MessageRepository:
+    """Reads and writes transcript rows on one connection (inside its transaction)."""
+
     def __init__(self, conn):
         self.conn = conn
 
     def add_many_if_new(self, session_id, drafts, timestamp):
-        """Insert each draft unless its turn is already stored; returns how many were new."""
-        if not drafts:
-            return 0
-        result = self.conn.execute(
-            INSERT_IF_NEW,
-            [
+        """Insert each draft unless its turn is already stored; returns how many were new.
+
+        One statement per draft, counting the ids that RETURNING hands back: an
+        executemany's rowcount is a sum on sqlite3 but not on every driver, and a
+        request closes few turns.
+        """
+        added = 0
+        for draft in drafts:
+            row = self.conn.execute(
+                INSERT_IF_NEW,
                 {
                     "session_id": session_id,
                     "role": draft.role,
@@ -40,13 +46,14 @@ class MessageRepository:
                     "source": draft.source,
                     "turn_key": draft.turn_key,
                     "timestamp": timestamp,
-                }
-                for draft in drafts
-            ],
-        )
-        return result.rowcount
+                },
+            ).first()
+            if row is not None:
+                added += 1
+        return added
 
     def list_all(self, session_id):
+        """Every message of the session, in write order."""
         rows = self.conn.execute(SELECT_ALL, {"session_id": session_id}).mappings()
         return [_to_message(row) for row in rows]
 

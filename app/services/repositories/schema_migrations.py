@@ -13,10 +13,13 @@ INSERT = text(
 
 
 class SchemaMigrationRepository:
+    """Reads and writes `schema_migrations` on one connection (inside its transaction)."""
+
     def __init__(self, conn):
         self.conn = conn
 
     def ensure_table(self):
+        """Create `schema_migrations` when it does not exist yet."""
         self.conn.execute(CREATE)
 
     def applied(self):
@@ -24,6 +27,7 @@ class SchemaMigrationRepository:
         return {row[0]: (row[1], row[2]) for row in self.conn.execute(SELECT_APPLIED)}
 
     def is_applied(self, version):
+        """True when migration `version` has run already."""
         return self.conn.execute(SELECT_ONE, {"version": version}).first() is not None
 
     def run_statement(self, statement):
@@ -31,4 +35,5 @@ class SchemaMigrationRepository:
         self.conn.exec_driver_sql(statement)
 
     def record(self, version, name, now):
+        """Note that migration `version` (`name`) ran at `now`."""
         self.conn.execute(INSERT, {"version": version, "name": name, "now": now})

@@ -54,10 +54,13 @@ ADD_USAGE = text(
 
 
 class SessionRepository:
+    """Reads and writes `agent_sessions` rows on one connection (inside its transaction)."""
+
     def __init__(self, conn):
         self.conn = conn
 
     def add(self, session_id, user_id, session_type, context, provider, now):
+        """Insert a new running session; `context` is stored as JSON text."""
         self.conn.execute(
             INSERT,
             {
@@ -71,6 +74,7 @@ class SessionRepository:
         )
 
     def get(self, session_id):
+        """The session, or None when there is no such session."""
         row = self.conn.execute(SELECT_ONE, {"session_id": session_id}).mappings().first()
         return _to_session(row) if row else None
 
@@ -90,6 +94,7 @@ class SessionRepository:
         return [_to_session(row) for row in rows]
 
     def record_ingest(self, session_id, next_event_index, new_messages, now):
+        """After an ingest: the next free event index, and `new_messages` more rows."""
         self.conn.execute(
             RECORD_INGEST,
             {
@@ -101,17 +106,20 @@ class SessionRepository:
         )
 
     def add_messages(self, session_id, new_messages, now):
+        """Count `new_messages` more transcript rows."""
         self.conn.execute(
             ADD_MESSAGES, {"session_id": session_id, "new_messages": new_messages, "now": now}
         )
 
     def mark_completed(self, session_id, status, exit_code, now):
+        """Close the session with its final status and the process's exit code."""
         self.conn.execute(
             MARK_COMPLETED,
             {"session_id": session_id, "status": status, "exit_code": exit_code, "now": now},
         )
 
     def add_usage(self, session_id, input_tokens, output_tokens, requests, now):
+        """Add one usage report to the session's request and token counters."""
         self.conn.execute(
             ADD_USAGE,
             {

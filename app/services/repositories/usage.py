@@ -10,6 +10,8 @@ INSERT_IF_NEW = text(
 
 
 class UsageRepository:
+    """Records usage report receipts on one connection (inside its transaction)."""
+
     def __init__(self, conn):
         self.conn = conn
 

@@ -1,0 +1,128 @@
+"""Claude Code `stream-json` lines (assistant, user, result, system) as `StreamEvent`s.
+
+Each parser takes an already decoded JSON object whose `type` chose it.
+"""
+from app.services.event_types import ASSISTANT
+from app.services.event_types import RESULT
+from app.services.event_types import SYSTEM
+from app.services.event_types import TOOL_RESULTS
+from app.services.event_types import StreamEvent
+from app.services.event_types import ignored
+
+# Block types an assistant line may carry, kept verbatim (opaque fields included).
+ASSISTANT_BLOCK_TYPES = frozenset(
+    {"text", "tool_use", "server_tool_use", "thinking", "redacted_thinking"}
+)
+# Result fields worth keeping with the turn they close.
+RESULT_FIELDS = (
+    "subtype",
+    "is_error",
+    "stop_reason",
+    "terminal_reason",
+    "num_turns",
+    "duration_ms",
+    "total_cost_usd",
+)
+
+
+def line_identity(obj):
+    """The line's own id (`uuid`), or None when it has none."""
+    uuid = obj.get("uuid")
+    return uuid if isinstance(uuid, str) and uuid else None
+
+
+def parse_assistant(obj):
+    """An assistant line: its content blocks and message id."""
+    message = obj.get("message")
+    if not isinstance(message, dict):
+        return ignored("no_message")
+    blocks = assistant_blocks(message.get("content"))
+    message_id = message.get("id") if isinstance(message.get("id"), str) else None
+    return StreamEvent(ASSISTANT, tuple(blocks), line_identity(obj), message_id)
+
+
+def parse_user(obj):
+    """A user line: the tool results it reports; a plain prompt echo is ignored."""
+    message = obj.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        # A plain prompt echo: the transcript records agent output only.
+        return ignored("user_prompt")
+    results = [
+        _tool_result(block)
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    if not results:
+        return ignored("no_tool_result")
+    return StreamEvent(TOOL_RESULTS, tuple(results), line_identity(obj))
+
+
+def parse_result(obj):
+    """A result line: it closes the turn and carries the outcome fields."""
+    info = {key: obj[key] for key in RESULT_FIELDS if key in obj}
+    if isinstance(obj.get("result"), str):
+        info["result"] = obj["result"]
+    return StreamEvent(RESULT, identity=line_identity(obj), info=info)
+
+
+def parse_system(obj):
+    """A system line, summarised for a human reader."""
+    subtype = obj.get("subtype") if isinstance(obj.get("subtype"), str) else ""
+    return StreamEvent(
+        SYSTEM,
+        identity=line_identity(obj),
+        text=summarise_system(subtype, obj),
+        info={"subtype": subtype},
+    )
+
+
+def summarise_system(subtype, obj):
+    """A short human line for a system event, or "" when it says nothing to a reader."""
+    if subtype == "init":
+        parts = [f"model={obj['model']}"] if isinstance(obj.get("model"), str) else []
+        if isinstance(obj.get("cwd"), str):
+            parts.append(f"cwd={obj['cwd']}")
+        if isinstance(obj.get("tools"), list):
+            parts.append(f"tools={len(obj['tools'])}")
+        if isinstance(obj.get("mcp_servers"), list):
+            parts.append(f"mcp_servers={len(obj['mcp_servers'])}")
+        return "Session started: " + (", ".join(parts) or "no details")
+    if subtype == "compact_boundary":
+        return "Conversation compacted"
+    for key in ("message", "content", "text"):
+        value = obj.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def assistant_blocks(content):
+    """The blocks worth keeping from assistant content (a string or a list of parts)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    if not isinstance(content, list):
+        return []
+    blocks = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind in ("output_text", "input_text"):  # OpenAI Responses-style text part
+            block = {"type": "text", "text": block.get("text", "")}
+            kind = "text"
+        if kind not in ASSISTANT_BLOCK_TYPES:
+            continue
+        if kind == "text" and not (isinstance(block.get("text"), str) and block["text"]):
+            continue
+        blocks.append(dict(block))
+    return blocks
+
+
+def _tool_result(block):
+    return {
+        "type": "tool_result",
+        "tool_use_id": block.get("tool_use_id"),
+        "content": block.get("content", ""),
+        "is_error": bool(block.get("is_error", False)),
+    }

@@ -1,0 +1,67 @@
+"""MessageRepository's count of new rows must not depend on the driver's executemany rowcount."""
+import pytest
+from sqlalchemy import create_engine
+from sqlalchemy import text
+
+from app.services import migrations
+from app.services.flush_policy import MessageDraft
+from app.services.repositories.messages import MessageRepository
+
+MIGRATIONS_DIR = migrations.Path(__file__).resolve().parents[2] / "migrations"
+TABLES = ("0001_create_agent_sessions.sql", "0002_create_session_messages.sql")
+NOW = "2025-01-01T00:00:00.000000Z"
+
+
+class NoBatchRowcount:
+    """A connection whose driver, as DB-API allows, reports rowcount -1 for executemany."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def execute(self, statement, params=None):
+        result = self.conn.execute(statement, params)
+        return _UnknownRowcount(result) if isinstance(params, list) else result
+
+
+class _UnknownRowcount:
+    def __init__(self, result):
+        self._result = result
+        self.rowcount = -1
+
+    def __getattr__(self, name):
+        return getattr(self._result, name)
+
+
+@pytest.fixture
+def conn():
+    engine = create_engine("sqlite://")
+    with engine.begin() as connection:
+        for name in TABLES:
+            sql = (MIGRATIONS_DIR / name).read_text("utf-8")
+            for statement in migrations.split_statements(sql):
+                connection.exec_driver_sql(statement)
+        connection.execute(text(
+            "INSERT INTO agent_sessions (session_id, session_type, created_at, updated_at)"
+            " VALUES ('s1', 'agent', :now, :now)"), {"now": NOW})
+        yield connection
+    engine.dispose()
+
+
+def draft(key, content="hi"):
+    return MessageDraft("assistant", content, [], {}, key)
+
+
+def test_counts_only_new_rows_whatever_the_driver_reports(conn):
+    repo = MessageRepository(NoBatchRowcount(conn))
+    assert repo.add_many_if_new("s1", [draft("turn:a"), draft("turn:b")], NOW) == 2
+    assert repo.add_many_if_new("s1", [draft("turn:b"), draft("turn:c"), draft("turn:c")], NOW) == 1
+    assert repo.add_many_if_new("s1", [], NOW) == 0
+    keys = [m.turn_key for m in MessageRepository(conn).list_all("s1")]
+    assert keys == ["turn:a", "turn:b", "turn:c"]
+
+
+def test_a_replayed_turn_keeps_the_first_row(conn):
+    repo = MessageRepository(conn)
+    assert repo.add_many_if_new("s1", [draft("turn:a", "first")], NOW) == 1
+    assert repo.add_many_if_new("s1", [draft("turn:a", "second")], NOW) == 0
+    assert [m.content for m in repo.list_all("s1")] == ["first"]
