@@ -26,7 +26,10 @@ def init_app(app):
 @click.command("db-upgrade")
 def db_upgrade():
     """Apply pending migrations in order (a no-op when none are pending)."""
-    applied = migrations.upgrade(sqla.engine, db.migrations_dir())
+    try:
+        applied = migrations.upgrade(sqla.engine, db.migrations_dir())
+    except migrations.MigrationError as err:
+        raise click.ClickException(str(err)) from None
     for migration in applied:
         click.echo(f"applied {migration.version:04d}_{migration.name}")
     if not applied:
@@ -36,7 +39,10 @@ def db_upgrade():
 @click.command("db-status")
 def db_status():
     """List applied and pending migrations."""
-    applied, pending = migrations.status(sqla.engine, db.migrations_dir())
+    try:
+        applied, pending = migrations.status(sqla.engine, db.migrations_dir())
+    except migrations.MigrationError as err:
+        raise click.ClickException(str(err)) from None
     for version, (name, applied_at) in sorted(applied.items()):
         click.echo(f"applied  {version:04d}_{name}  {applied_at}")
     for migration in pending:

@@ -24,6 +24,9 @@ MAX_INT64 = 2**63 - 1
 # Exit codes are stored like a signed 32-bit integer (PostgreSQL INTEGER).
 EXIT_CODE_RANGE = validate.Range(min=-(2**31), max=2**31 - 1)
 COUNT_RANGE = validate.Range(min=0, max=MAX_INT64)
+# One usage report's figures: far above any real report, low enough that the
+# session totals they add up to cannot overflow a 64-bit column.
+USAGE_RANGE = validate.Range(min=0, max=2**40)
 
 
 class Identifier(fields.String):
@@ -87,9 +90,9 @@ class CompleteSchema(BaseSchema):
 
 class UsageReportSchema(BaseSchema):
     report_id = Identifier(required=True, validate=validate.Length(min=1, max=200))
-    input_tokens = fields.Integer(load_default=0, strict=True, validate=COUNT_RANGE)
-    output_tokens = fields.Integer(load_default=0, strict=True, validate=COUNT_RANGE)
-    requests = fields.Integer(load_default=0, strict=True, validate=COUNT_RANGE)
+    input_tokens = fields.Integer(load_default=0, strict=True, validate=USAGE_RANGE)
+    output_tokens = fields.Integer(load_default=0, strict=True, validate=USAGE_RANGE)
+    requests = fields.Integer(load_default=0, strict=True, validate=USAGE_RANGE)
 
 
 class MessageSchema(BaseSchema):

@@ -179,3 +179,11 @@ def test_deeply_nested_stdout_line_is_buffered_and_ignored(client, db_path):
     assert [m["content"] for m in session["messages"]] == ["fine"]
     payloads = rows(db_path, "SELECT payload FROM remote_runtime_outputs ORDER BY event_index")
     assert payloads[0] == (deep,)
+
+
+def test_usage_figures_above_the_per_report_bound_are_422(client):
+    sid = create_session(client)
+    response = client.post(f"/api/remote/sessions/{sid}/usage",
+                           json={"report_id": "r", "input_tokens": 2**40 + 1})
+    assert response.status_code == 422
+    assert "input_tokens" in response.get_json()["error"]["details"]["fields"]

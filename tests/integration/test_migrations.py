@@ -108,3 +108,11 @@ def test_a_failing_migration_leaves_no_trace_and_stops_the_run(fresh_app, tmp_pa
         tables = {r[0] for r in conn.exec_driver_sql(
             "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "a" in tables and "b" not in tables and "c" not in tables
+
+
+def test_cli_reports_a_missing_migrations_folder_without_a_traceback(fresh_app, tmp_path):
+    fresh_app.config["MIGRATIONS_DIR"] = str(tmp_path / "nowhere")
+    result = fresh_app.test_cli_runner().invoke(args=["db-upgrade"])
+    assert result.exit_code == 1
+    assert "Error:" in result.output and "nowhere" in result.output
+    assert "Traceback" not in result.output
