@@ -24,12 +24,14 @@ def create_app(test_config=None):
     from app import cli, db, errors
     from app.ingest import bp as ingest_bp
     from app.sessions import bp as sessions_bp
+    from app.streaming import bp as streaming_bp
 
     db.init_app(app)
     errors.init_app(app)
     cli.init_app(app)
     app.register_blueprint(sessions_bp)
     app.register_blueprint(ingest_bp)
+    app.register_blueprint(streaming_bp)
     return app
 
 

@@ -11,6 +11,7 @@ from app.extensions import db as sqla
 from app.services import ingest
 from app.services import migrations
 from app.services import sessions
+from app.services import streaming
 from app.services.models import Chunk
 
 DEMO_BATCH = 50
@@ -21,6 +22,7 @@ def init_app(app):
     app.cli.add_command(db_upgrade)
     app.cli.add_command(db_status)
     app.cli.add_command(demo)
+    app.cli.add_command(prune_outputs)
 
 
 @click.command("db-upgrade")
@@ -47,6 +49,15 @@ def db_status():
         click.echo(f"applied  {version:04d}_{name}  {applied_at}")
     for migration in pending:
         click.echo(f"pending  {migration.version:04d}_{migration.name}")
+
+
+@click.command("prune-outputs")
+@click.option("--batch-size", default=5000, show_default=True,
+              help="Rows deleted per transaction; ingestion runs between batches.")
+def prune_outputs(batch_size):
+    """Delete expired rows from the live output buffer (the transcript is kept)."""
+    deleted = streaming.prune_outputs(db.detached_units_of_work(), batch_size=batch_size)
+    click.echo(f"deleted {deleted} expired output rows")
 
 
 @click.command("demo")

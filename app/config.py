@@ -12,6 +12,15 @@ class Config:
     MAX_CONTENT_LENGTH = 8 * 1024 * 1024
     # How long raw output lines stay in the live buffer (the transcript is kept).
     OUTPUT_RETENTION_SECONDS = 24 * 3600
+    # Live output stream (SSE): rows read per query, how often an idle stream
+    # looks for new rows, the keep-alive comment interval, the longest a single
+    # connection lasts (the client then reconnects with its cursor), and the
+    # reconnect delay told to EventSource.
+    STREAM_PAGE_SIZE = 1000
+    STREAM_POLL_SECONDS = 0.25
+    STREAM_HEARTBEAT_SECONDS = 15.0
+    STREAM_MAX_SECONDS = 3600.0
+    STREAM_RETRY_MS = 3000
     # Page sizes for list endpoints.
     DEFAULT_PAGE_SIZE = 100
     MAX_PAGE_SIZE = 1000

@@ -2,6 +2,7 @@
 and the units of work views hand to services."""
 from flask import current_app
 from sqlalchemy import event
+from sqlalchemy.orm import Session
 
 from app.extensions import db
 from app.services.unit_of_work import WRITE_OPTION
@@ -49,6 +50,17 @@ def reading():
 def writing():
     """A unit of work that holds the write lock from its first statement."""
     return SqlUnitOfWork(db.session(), write=True)
+
+
+def detached_units_of_work():
+    """A factory of units of work on sessions of their own, for code that outlives the
+    request (a streaming response): each one opens and closes its own connection."""
+    engine = db.engine
+
+    def new_uow(write=False):
+        return SqlUnitOfWork(Session(engine), write=write)
+
+    return new_uow
 
 
 def migrations_dir():

@@ -6,6 +6,7 @@ plain SQL with bound parameters; JSON columns are TEXT, times are ISO-8601 TEXT.
 from app.services.repositories.messages import MessageRepository
 from app.services.repositories.outputs import OutputRepository
 from app.services.repositories.sessions import SessionRepository
+from app.services.repositories.stream_cursors import StreamCursorRepository
 from app.services.repositories.turn_states import TurnStateRepository
 from app.services.repositories.usage import UsageRepository
 
@@ -13,6 +14,7 @@ __all__ = [
     "MessageRepository",
     "OutputRepository",
     "SessionRepository",
+    "StreamCursorRepository",
     "TurnStateRepository",
     "UsageRepository",
 ]

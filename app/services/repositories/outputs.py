@@ -2,12 +2,27 @@
 from sqlalchemy import bindparam
 from sqlalchemy import text
 
+from app.services.models import StoredOutput
 from app.services.repositories.dialect import placeholders
 
 SELECT_KNOWN_SEQS = text(
     "SELECT producer_seq FROM remote_runtime_outputs"
     " WHERE session_id = :session_id AND producer_seq IN :seqs"
 ).bindparams(bindparam("seqs", expanding=True))
+SELECT_AFTER = text(
+    "SELECT event_index, stream, payload, producer_seq, created_at FROM remote_runtime_outputs"
+    " WHERE session_id = :session_id AND event_index > :after"
+    " ORDER BY event_index LIMIT :limit"
+)
+SELECT_OLDEST = text(
+    "SELECT MIN(event_index) FROM remote_runtime_outputs WHERE session_id = :session_id"
+)
+# Deletes one bounded batch, so pruning never holds the write lock for long.
+DELETE_EXPIRED_BATCH = text(
+    "DELETE FROM remote_runtime_outputs WHERE (session_id, event_index) IN ("
+    " SELECT session_id, event_index FROM remote_runtime_outputs"
+    " WHERE expires_at < :now LIMIT :limit)"
+)
 INSERT_COLUMNS = "session_id, event_index, stream, payload, producer_seq, created_at, expires_at"
 
 
@@ -21,6 +36,21 @@ class OutputRepository:
             return set()
         rows = self.conn.execute(SELECT_KNOWN_SEQS, {"session_id": session_id, "seqs": list(seqs)})
         return {row[0] for row in rows}
+
+    def list_after(self, session_id, after, limit):
+        """Up to `limit` buffered events with event_index > `after`, in order."""
+        rows = self.conn.execute(
+            SELECT_AFTER, {"session_id": session_id, "after": after, "limit": limit}
+        )
+        return [StoredOutput(*row) for row in rows]
+
+    def oldest_index(self, session_id):
+        """The lowest event_index still retained, or None when the buffer is empty."""
+        return self.conn.execute(SELECT_OLDEST, {"session_id": session_id}).scalar()
+
+    def delete_expired(self, now, limit):
+        """Delete up to `limit` rows that expired before `now`; returns how many went."""
+        return self.conn.execute(DELETE_EXPIRED_BATCH, {"now": now, "limit": limit}).rowcount
 
     def add_many(self, session_id, outputs, expires_at):
         """Store already-numbered outputs (`StoredOutput`s) in one executemany."""

@@ -1,0 +1,128 @@
+"""Follow a session's output buffer: replay from a cursor, then tail it live.
+
+`follow` yields plain records (Output, Reset, Heartbeat, End); the web layer
+frames them as Server-Sent Events. Every database read is its own short unit of
+work, taken from `new_uow()`, so nothing is held open while the stream waits.
+"""
+import time
+from dataclasses import dataclass
+
+from app.services.clock import to_iso
+from app.services.clock import utc_now
+from app.services.errors import SessionNotFound
+
+FROM_START = -1  # the cursor of a client that has seen nothing
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    page_size: int = 1000
+    poll_seconds: float = 0.25
+    heartbeat_seconds: float = 15.0
+    max_seconds: float = 3600.0  # then the stream ends and the client reconnects
+
+
+@dataclass(frozen=True)
+class Output:
+    event_index: int
+    stream: str
+    payload: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Reset:
+    """The client's cursor points at events that have expired from the buffer."""
+
+    requested_after: int
+    oldest_event_index: int
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    pass
+
+
+@dataclass(frozen=True)
+class End:
+    status: str
+    exit_code: int | None
+    last_event_index: int | None
+
+
+def resume_cursor(session_id, new_uow, *, after=None, client_id=None):
+    """Where a stream starts: an explicit cursor, else the client's stored one, else the start.
+
+    Raises SessionNotFound before any streaming begins.
+    """
+    with new_uow() as uow:
+        if uow.sessions.get(session_id) is None:
+            raise SessionNotFound(f"no session {session_id}", {"session_id": session_id})
+        if after is None and client_id:
+            after = uow.stream_cursors.get(session_id, client_id)
+    return FROM_START if after is None else after
+
+
+def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=None,
+           sleep=time.sleep, monotonic=time.monotonic, clock=utc_now):
+    """Yield every buffered event after `cursor` once, in order, then tail the buffer
+    until the session ends (End) or `settings.max_seconds` pass."""
+    started = last_sent = monotonic()
+    while True:
+        with new_uow() as uow:
+            session = uow.sessions.get(session_id)
+            events = uow.outputs.list_after(session_id, cursor, settings.page_size)
+            oldest = uow.outputs.oldest_index(session_id)
+        if session is None:
+            return  # deleted while streaming: nothing more will come
+        # Anything between the cursor and what is retained has expired.
+        retained_from = oldest if oldest is not None else session.next_event_index
+        if cursor + 1 < retained_from:
+            yield Reset(cursor, retained_from)
+            cursor = retained_from - 1
+            last_sent = monotonic()
+            continue
+        for out in events:
+            yield Output(out.event_index, out.stream, out.payload, out.created_at)
+            cursor = out.event_index
+        if events:
+            last_sent = monotonic()
+            _remember_delivery(new_uow, session_id, client_id, cursor, clock)
+            if len(events) == settings.page_size:
+                continue  # more is waiting: read on without sleeping
+        if session.is_completed:
+            last = session.next_event_index - 1 if session.next_event_index else None
+            yield End(session.status, session.exit_code, last)
+            return
+        now = monotonic()
+        if now - started >= settings.max_seconds:
+            return
+        if now - last_sent >= settings.heartbeat_seconds:
+            yield Heartbeat()
+            last_sent = now
+        sleep(settings.poll_seconds)
+
+
+def _remember_delivery(new_uow, session_id, client_id, cursor, clock):
+    if not client_id:
+        return
+    with new_uow(write=True) as uow:
+        uow.stream_cursors.set(session_id, client_id, cursor, to_iso(clock()))
+        uow.commit()
+
+
+def prune_outputs(new_uow, *, batch_size=5000, clock=utc_now):
+    """Delete expired buffer rows in short batches; returns how many were deleted.
+
+    Each batch is its own transaction, so ingestion goes on between batches.
+    The transcript (session_messages) is never touched.
+    """
+    now = to_iso(clock())
+    total = 0
+    while True:
+        with new_uow(write=True) as uow:
+            deleted = uow.outputs.delete_expired(now, batch_size)
+            uow.commit()
+        total += deleted
+        if deleted < batch_size:
+            return total

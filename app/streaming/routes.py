@@ -1,0 +1,95 @@
+"""GET /api/remote/sessions/<id>/stream: replay the output buffer, then follow it live."""
+from flask import Blueprint
+from flask import Response
+from flask import current_app
+from flask import request
+
+from app import db
+from app.errors import ApiError
+from app.services import streaming as service
+from app.streaming import sse
+
+bp = Blueprint("streaming", __name__, url_prefix="/api/remote/sessions")
+MAX_CLIENT_ID = 200
+
+
+@bp.get("/<session_id>/stream")
+def stream(session_id):
+    """The session's output as `text/event-stream`, resumable by event index.
+
+    The cursor is the `Last-Event-ID` header, else `?after=`, else the cursor
+    stored for `?client_id=`, else the start of the buffer.
+    """
+    client_id = _client_id()
+    new_uow = db.detached_units_of_work()
+    cursor = service.resume_cursor(session_id, new_uow, after=_requested_cursor(),
+                                   client_id=client_id)
+    settings = service.StreamSettings(
+        page_size=current_app.config["STREAM_PAGE_SIZE"],
+        poll_seconds=current_app.config["STREAM_POLL_SECONDS"],
+        heartbeat_seconds=current_app.config["STREAM_HEARTBEAT_SECONDS"],
+        max_seconds=current_app.config["STREAM_MAX_SECONDS"],
+    )
+    retry_ms = current_app.config["STREAM_RETRY_MS"]
+    records = service.follow(session_id, cursor, new_uow, settings=settings, client_id=client_id)
+    response = Response(_frames(session_id, records, retry_ms), mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
+    return response
+
+
+def _frames(session_id, records, retry_ms):
+    """SSE text for each record; output events are sent in page-sized writes."""
+    yield sse.retry(retry_ms)
+    pending = []
+    for record in records:
+        if isinstance(record, service.Output):
+            pending.append(sse.event("output", {
+                "event_index": record.event_index, "stream": record.stream,
+                "payload": record.payload, "created_at": record.created_at,
+            }, record.event_index))
+            continue
+        if pending:
+            yield "".join(pending)
+            pending = []
+        yield _control_frame(session_id, record)
+    if pending:
+        yield "".join(pending)
+
+
+def _control_frame(session_id, record):
+    if isinstance(record, service.Reset):
+        # The id moves the client's Last-Event-ID past the gap, so a reconnect
+        # does not ask for the expired events again.
+        return sse.event("reset", {
+            "reason": "cursor_expired",
+            "requested_after": record.requested_after,
+            "oldest_event_index": record.oldest_event_index,
+            "transcript": f"/api/remote/sessions/{session_id}",
+        }, record.oldest_event_index - 1)
+    if isinstance(record, service.End):
+        return sse.event("end", {"status": record.status, "exit_code": record.exit_code,
+                                 "last_event_index": record.last_event_index})
+    return sse.comment("keep-alive")
+
+
+def _requested_cursor():
+    raw = request.headers.get("Last-Event-ID") or request.args.get("after")
+    if raw in (None, ""):
+        return None
+    try:
+        cursor = int(raw)
+    except ValueError:
+        raise ApiError(422, "invalid_cursor", "the cursor must be an event index",
+                       {"cursor": raw}) from None
+    if not service.FROM_START <= cursor < 2**63:
+        raise ApiError(422, "invalid_cursor", "the cursor is out of range", {"cursor": cursor})
+    return cursor
+
+
+def _client_id():
+    client_id = request.args.get("client_id") or None
+    if client_id is not None and len(client_id) > MAX_CLIENT_ID:
+        raise ApiError(422, "invalid_client_id",
+                       f"client_id must be at most {MAX_CLIENT_ID} characters", {})
+    return client_id

@@ -1,0 +1,21 @@
+"""Server-Sent Events framing (WHATWG HTML, "Server-sent events"). Pure functions."""
+import json
+
+
+def event(name, data, event_id=None):
+    """One event: optional `id:`, `event:`, and `data:` lines (one per line of data)."""
+    lines = [] if event_id is None else [f"id: {event_id}"]
+    lines.append(f"event: {name}")
+    text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    lines.extend(f"data: {line}" for line in text.split("\n"))
+    return "\n".join(lines) + "\n\n"
+
+
+def comment(text=""):
+    """A comment line: ignored by EventSource, keeps proxies and the socket alive."""
+    return f": {text}\n\n" if text else ":\n\n"
+
+
+def retry(milliseconds):
+    """How long a disconnected EventSource waits before it reconnects."""
+    return f"retry: {int(milliseconds)}\n\n"

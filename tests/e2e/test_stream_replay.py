@@ -1,0 +1,126 @@
+"""The SSE stream through the test client: replay, resume, reset, end."""
+import json
+import sqlite3
+from contextlib import closing
+
+import pytest
+
+from tests import claude_lines as cl
+from tests.api import complete
+from tests.api import create_session
+from tests.api import post_lines
+
+
+def parse_sse(text):
+    """[(event, id, data)] of every event in an SSE body; comments and retry dropped."""
+    events = []
+    for block in text.split("\n\n"):
+        fields = {"data": []}
+        for line in block.split("\n"):
+            if not line or line.startswith(":"):
+                continue
+            name, _, value = line.partition(": ")
+            if name == "data":
+                fields["data"].append(value)
+            else:
+                fields[name] = value
+        if "event" in fields:
+            events.append((fields["event"], fields.get("id"),
+                           json.loads("\n".join(fields["data"]))))
+    return events
+
+
+def read_stream(client, sid, query="", headers=None):
+    response = client.get(f"/api/remote/sessions/{sid}/stream{query}", headers=headers or {})
+    assert response.status_code == 200
+    assert response.mimetype == "text/event-stream"
+    return response, parse_sse(response.get_data(as_text=True))
+
+
+@pytest.fixture
+def finished_session(client):
+    sid = create_session(client)
+    lines = [cl.system_init(), cl.assistant(cl.text("hi")), "not json", cl.result()]
+    post_lines(client, sid, lines)
+    post_lines(client, sid, ["warning: disk"], start_seq=len(lines), stream="stderr")
+    complete(client, sid)
+    return sid, lines + ["warning: disk"]
+
+
+def test_a_completed_session_replays_everything_then_ends_once(client, finished_session):
+    sid, lines = finished_session
+    response, events = read_stream(client, sid)
+    assert response.headers["Cache-Control"] == "no-cache"
+    assert response.headers["X-Accel-Buffering"] == "no"
+    outputs = [e for e in events if e[0] == "output"]
+    assert [e[2]["payload"] for e in outputs] == lines
+    assert [int(e[1]) for e in outputs] == [e[2]["event_index"] for e in outputs] == [0, 1, 2, 3, 4]
+    assert outputs[-1][2]["stream"] == "stderr"
+    assert events[-1] == ("end", None, {"status": "completed", "exit_code": 0,
+                                        "last_event_index": 4})
+    assert [e[0] for e in events].count("end") == 1
+    assert response.get_data(as_text=True).startswith("retry: ")
+
+
+@pytest.mark.parametrize("how", ["header", "query"])
+def test_resume_after_a_cursor_sends_only_later_events(client, finished_session, how):
+    sid, lines = finished_session
+    if how == "header":
+        _, events = read_stream(client, sid, headers={"Last-Event-ID": "2"})
+    else:
+        _, events = read_stream(client, sid, "?after=2")
+    assert [e[2]["event_index"] for e in events if e[0] == "output"] == [3, 4]
+
+
+def test_client_cursor_is_remembered_server_side(client, finished_session):
+    sid, _ = finished_session
+    read_stream(client, sid, "?client_id=tab-1&after=1")
+    _, events = read_stream(client, sid, "?client_id=tab-1")
+    assert [e[0] for e in events] == ["end"]
+    _, events = read_stream(client, sid, "?client_id=tab-2")
+    assert len([e for e in events if e[0] == "output"]) == 5
+
+
+def test_a_cursor_before_the_retained_buffer_gets_one_reset(client, finished_session, db_path):
+    sid, lines = finished_session
+    with closing(sqlite3.connect(db_path)) as conn, conn:
+        conn.execute("DELETE FROM remote_runtime_outputs WHERE event_index < 3")
+    _, events = read_stream(client, sid, "?after=0")
+    assert events[0][0] == "reset"
+    assert events[0][1] == "2"
+    assert events[0][2]["oldest_event_index"] == 3
+    assert [e[2]["event_index"] for e in events if e[0] == "output"] == [3, 4]
+    assert [e[0] for e in events].count("reset") == 1
+
+
+def test_prune_outputs_deletes_only_expired_rows_and_keeps_the_transcript(
+        app, client, runner, db_path):
+    sid = create_session(client)
+    post_lines(client, sid, [cl.assistant(cl.text("kept")), cl.result(), "x"])
+    with closing(sqlite3.connect(db_path)) as conn, conn:
+        conn.execute("UPDATE remote_runtime_outputs SET expires_at = '2000-01-01T00:00:00.000000Z'"
+                     " WHERE event_index < 2")
+    result = runner.invoke(args=["prune-outputs", "--batch-size", "1"])
+    assert result.exit_code == 0 and "deleted 2" in result.output
+    with closing(sqlite3.connect(db_path)) as conn:
+        left = [r[0] for r in conn.execute("SELECT event_index FROM remote_runtime_outputs")]
+        transcript = conn.execute("SELECT content FROM session_messages").fetchall()
+    assert left == [2]
+    assert transcript == [("kept",)]
+
+
+@pytest.mark.parametrize("query, headers", [
+    ("?after=abc", {}), ("?after=-2", {}), ("", {"Last-Event-ID": "x"}),
+    ("?client_id=" + "c" * 201, {}),
+])
+def test_bad_cursors_are_422_before_streaming(client, finished_session, query, headers):
+    sid, _ = finished_session
+    response = client.get(f"/api/remote/sessions/{sid}/stream{query}", headers=headers)
+    assert response.status_code == 422
+    assert response.get_json()["error"]["code"] in ("invalid_cursor", "invalid_client_id")
+
+
+def test_unknown_session_stream_is_404(client):
+    response = client.get("/api/remote/sessions/nope/stream")
+    assert response.status_code == 404
+    assert response.get_json()["error"]["code"] == "session_not_found"
