@@ -70,6 +70,30 @@ class FakeOutputs:
     def add_many(self, session_id, outputs, expires_at):
         self.rows.extend((session_id, out) for out in outputs)
 
+    def list_after(self, session_id, after, limit):
+        found = [o for sid, o in self.rows if sid == session_id and o.event_index > after]
+        return sorted(found, key=lambda o: o.event_index)[:limit]
+
+    def oldest_index(self, session_id):
+        return min((o.event_index for sid, o in self.rows if sid == session_id), default=None)
+
+    def forget_before(self, session_id, event_index):
+        """What a retention purge does to the buffer (tests only)."""
+        self.rows = [(sid, o) for sid, o in self.rows
+                     if sid != session_id or o.event_index >= event_index]
+
+
+class FakeStreamCursors:
+    def __init__(self):
+        self.rows = {}
+
+    def get(self, session_id, client_id):
+        return self.rows.get((session_id, client_id))
+
+    def set(self, session_id, client_id, last_delivered, now):
+        key = (session_id, client_id)
+        self.rows[key] = max(last_delivered, self.rows.get(key, last_delivered))
+
 
 class FakeTurnStates:
     def __init__(self):
@@ -116,6 +140,7 @@ class FakeUnitOfWork(AbstractUnitOfWork):
         self.outputs = FakeOutputs()
         self.turn_states = FakeTurnStates()
         self.usage = FakeUsage()
+        self.stream_cursors = FakeStreamCursors()
         self.commits = 0
 
     def commit(self):
@@ -123,3 +148,7 @@ class FakeUnitOfWork(AbstractUnitOfWork):
 
     def rollback(self):
         pass
+
+    def __call__(self, write=False):
+        """Serve as its own factory, as streaming's `new_uow()` expects."""
+        return self

@@ -1,0 +1,123 @@
+"""streaming.follow against fakes: replay, live tail, heartbeats, reset, end."""
+import pytest
+
+from app.services import ingest
+from app.services import streaming
+from app.services.errors import SessionNotFound
+from app.services.models import Chunk
+from app.services.streaming import End
+from app.services.streaming import Heartbeat
+from app.services.streaming import Output
+from app.services.streaming import Reset
+from app.services.streaming import StreamSettings
+from tests.fakes import FakeUnitOfWork
+
+
+class FakeTime:
+    """A clock that only moves when the stream sleeps; each sleep may run a callback."""
+
+    def __init__(self, on_sleep=None):
+        self.now = 0.0
+        self.sleeps = 0
+        self.on_sleep = on_sleep
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+        self.sleeps += 1
+        if self.on_sleep:
+            self.on_sleep(self.sleeps)
+
+
+@pytest.fixture
+def uow():
+    uow = FakeUnitOfWork()
+    uow.sessions.add("s1", None, "agent", {}, "claude", "t0")
+    return uow
+
+
+def send(uow, *lines, start=None):
+    first = uow.sessions.rows["s1"].next_event_index if start is None else start
+    chunks = [Chunk(line, "stdout", first + i) for i, line in enumerate(lines)]
+    ingest.ingest_output("s1", chunks, uow, retention_seconds=60)
+
+
+def run(uow, cursor=-1, fake=None, **settings):
+    fake = fake or FakeTime()
+    options = {"poll_seconds": 1.0, "heartbeat_seconds": 3.0, "max_seconds": 10.0, **settings}
+    return list(streaming.follow("s1", cursor, uow, settings=StreamSettings(**options),
+                                 sleep=fake.sleep, monotonic=fake.monotonic))
+
+
+def test_completed_session_replays_in_pages_then_ends(uow):
+    send(uow, *[f"line {n}" for n in range(7)])
+    ingest.complete_session("s1", 0, uow)
+    records = run(uow, page_size=3)
+    assert [r.event_index for r in records if isinstance(r, Output)] == list(range(7))
+    assert records[-1] == End("completed", 0, 6)
+
+
+def test_live_lines_arrive_in_order_and_idle_time_brings_heartbeats(uow):
+    send(uow, "a")
+
+    def producer(sleeps):
+        if sleeps == 1:
+            send(uow, "b", "c")
+        if sleeps == 5:
+            ingest.complete_session("s1", 0, uow)
+
+    records = run(uow, fake=FakeTime(producer))
+    kinds = [type(r).__name__ for r in records]
+    assert [r.payload for r in records if isinstance(r, Output)] == ["a", "b", "c"]
+    assert kinds.count("Heartbeat") == 1  # 3 idle seconds after "c", then the end
+    assert kinds[-1] == "End" and kinds.count("End") == 1
+
+
+def test_stream_stops_after_max_seconds_without_an_end(uow):
+    records = run(uow, max_seconds=5.0, heartbeat_seconds=100.0)
+    assert records == []
+
+
+def test_cursor_behind_the_retained_buffer_gets_a_reset_then_the_rest(uow):
+    send(uow, "0", "1", "2", "3")
+    ingest.complete_session("s1", 0, uow)
+    uow.outputs.forget_before("s1", 2)
+    records = run(uow, cursor=0)
+    assert records[0] == Reset(0, 2)
+    assert [r.event_index for r in records if isinstance(r, Output)] == [2, 3]
+
+
+def test_everything_expired_still_resets_then_ends(uow):
+    send(uow, "0", "1")
+    ingest.complete_session("s1", 0, uow)
+    uow.outputs.forget_before("s1", 99)
+    assert run(uow) == [Reset(-1, 2), End("completed", 0, 1)]
+
+
+def test_client_cursor_is_recorded_and_used_to_resume(uow):
+    send(uow, "0", "1", "2")
+    ingest.complete_session("s1", 0, uow)
+    list(streaming.follow("s1", 0, uow, client_id="tab", sleep=lambda s: None))
+    assert uow.stream_cursors.get("s1", "tab") == 2
+    assert streaming.resume_cursor("s1", uow, client_id="tab") == 2
+    assert streaming.resume_cursor("s1", uow, after=1, client_id="tab") == 1
+    assert streaming.resume_cursor("s1", uow) == streaming.FROM_START
+
+
+def test_resume_cursor_of_an_unknown_session_raises(uow):
+    with pytest.raises(SessionNotFound):
+        streaming.resume_cursor("nope", uow)
+
+
+def test_heartbeat_is_not_sent_while_events_flow(uow):
+    def producer(sleeps):
+        if sleeps < 8:
+            send(uow, f"line {sleeps}")
+        else:
+            ingest.complete_session("s1", 0, uow)
+
+    records = run(uow, fake=FakeTime(producer), heartbeat_seconds=2.0, max_seconds=50.0)
+    assert not any(isinstance(r, Heartbeat) for r in records)
+    assert len([r for r in records if isinstance(r, Output)]) == 7

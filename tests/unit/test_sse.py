@@ -1,0 +1,22 @@
+"""SSE framing: the exact bytes an EventSource parses."""
+from app.streaming import sse
+
+
+def test_event_with_id_and_json_data():
+    assert sse.event("output", {"a": 1, "b": "x"}, 7) == 'id: 7\nevent: output\ndata: {"a":1,"b":"x"}\n\n'
+
+
+def test_multi_line_text_data_becomes_several_data_lines():
+    assert sse.event("note", "one\ntwo") == "event: note\ndata: one\ndata: two\n\n"
+
+
+def test_json_data_never_spans_lines_even_when_the_payload_has_newlines():
+    framed = sse.event("output", {"payload": "line1\nline2"}, 1)
+    assert framed.count("\n") == 4  # id, event, data, blank line
+    assert "\\n" in framed
+
+
+def test_comment_and_retry():
+    assert sse.comment() == ":\n\n"
+    assert sse.comment("keep-alive") == ": keep-alive\n\n"
+    assert sse.retry(3000) == "retry: 3000\n\n"
