@@ -1,7 +1,7 @@
 """Follow a session's output buffer: replay from a cursor, then tail it live.
 
-`follow` yields plain records (Output, Reset, Heartbeat, End); the web layer
-frames them as Server-Sent Events. Every database read is its own short unit of
+`follow` yields plain records (Page, Reset, Heartbeat, End); the web layer
+frames them as Server-Sent Events, one write per record. Every database read is its own short unit of
 work, taken from `new_uow()`, so nothing is held open while the stream waits.
 """
 import time
@@ -23,11 +23,11 @@ class StreamSettings:
 
 
 @dataclass(frozen=True)
-class Output:
-    event_index: int
-    stream: str
-    payload: str
-    created_at: str
+class Page:
+    """Consecutive buffered events, in order: rows with event_index, stream,
+    payload and created_at. Sent as one write, as soon as it is read."""
+
+    events: list
 
 
 @dataclass(frozen=True)
@@ -82,10 +82,10 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
             cursor = retained_from - 1
             last_sent = monotonic()
             continue
-        for out in events:
-            yield Output(out.event_index, out.stream, out.payload, out.created_at)
-            cursor = out.event_index
         if events:
+            yield Page(events)
+            # Resumed only once the server has taken the page: record it as delivered.
+            cursor = events[-1].event_index
             last_sent = monotonic()
             _remember_delivery(new_uow, session_id, client_id, cursor, clock)
             if len(events) == settings.page_size:

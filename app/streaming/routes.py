@@ -39,22 +39,13 @@ def stream(session_id):
 
 
 def _frames(session_id, records, retry_ms):
-    """SSE text for each record; output events are sent in page-sized writes."""
+    """SSE text for each record, one write each, so every page leaves at once."""
     yield sse.retry(retry_ms)
-    pending = []
     for record in records:
-        if isinstance(record, service.Output):
-            pending.append(sse.event("output", {
-                "event_index": record.event_index, "stream": record.stream,
-                "payload": record.payload, "created_at": record.created_at,
-            }, record.event_index))
-            continue
-        if pending:
-            yield "".join(pending)
-            pending = []
-        yield _control_frame(session_id, record)
-    if pending:
-        yield "".join(pending)
+        if isinstance(record, service.Page):
+            yield sse.output_events(record.events)
+        else:
+            yield _control_frame(session_id, record)
 
 
 def _control_frame(session_id, record):

@@ -1,5 +1,6 @@
 """Server-Sent Events framing (WHATWG HTML, "Server-sent events"). Pure functions."""
 import json
+from json.encoder import encode_basestring_ascii as json_string
 
 
 def event(name, data, event_id=None):
@@ -19,3 +20,18 @@ def comment(text=""):
 def retry(milliseconds):
     """How long a disconnected EventSource waits before it reconnects."""
     return f"retry: {int(milliseconds)}\n\n"
+
+
+def output_events(rows):
+    """The `output` events of buffered rows, as one string.
+
+    Written out by hand because it is the replay hot path: a JSON string
+    encoder on the three text fields is several times faster than json.dumps
+    of a dict per event, and gives the same JSON (no raw newline can occur).
+    """
+    return "".join(
+        f"id: {row.event_index}\nevent: output\ndata: {{\"event_index\":{row.event_index},"
+        f"\"stream\":{json_string(row.stream)},\"payload\":{json_string(row.payload)},"
+        f"\"created_at\":{json_string(row.created_at)}}}\n\n"
+        for row in rows
+    )

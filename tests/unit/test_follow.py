@@ -7,7 +7,7 @@ from app.services.errors import SessionNotFound
 from app.services.models import Chunk
 from app.services.streaming import End
 from app.services.streaming import Heartbeat
-from app.services.streaming import Output
+from app.services.streaming import Page
 from app.services.streaming import Reset
 from app.services.streaming import StreamSettings
 from tests.fakes import FakeUnitOfWork
@@ -44,6 +44,11 @@ def send(uow, *lines, start=None):
     ingest.ingest_output("s1", chunks, uow, retention_seconds=60)
 
 
+def outputs(records):
+    """The buffered events of every Page, flattened."""
+    return [row for r in records if isinstance(r, Page) for row in r.events]
+
+
 def run(uow, cursor=-1, fake=None, **settings):
     fake = fake or FakeTime()
     options = {"poll_seconds": 1.0, "heartbeat_seconds": 3.0, "max_seconds": 10.0, **settings}
@@ -55,7 +60,8 @@ def test_completed_session_replays_in_pages_then_ends(uow):
     send(uow, *[f"line {n}" for n in range(7)])
     ingest.complete_session("s1", 0, uow)
     records = run(uow, page_size=3)
-    assert [r.event_index for r in records if isinstance(r, Output)] == list(range(7))
+    assert [r.event_index for r in outputs(records)] == list(range(7))
+    assert [len(r.events) for r in records if isinstance(r, Page)] == [3, 3, 1]
     assert records[-1] == End("completed", 0, 6)
 
 
@@ -70,7 +76,9 @@ def test_live_lines_arrive_in_order_and_idle_time_brings_heartbeats(uow):
 
     records = run(uow, fake=FakeTime(producer))
     kinds = [type(r).__name__ for r in records]
-    assert [r.payload for r in records if isinstance(r, Output)] == ["a", "b", "c"]
+    assert [r.payload for r in outputs(records)] == ["a", "b", "c"]
+    # each page goes out as soon as it is read, before the stream waits again
+    assert [type(r).__name__ for r in records][:2] == ["Page", "Page"]
     assert kinds.count("Heartbeat") == 1  # 3 idle seconds after "c", then the end
     assert kinds[-1] == "End" and kinds.count("End") == 1
 
@@ -86,7 +94,7 @@ def test_cursor_behind_the_retained_buffer_gets_a_reset_then_the_rest(uow):
     uow.outputs.forget_before("s1", 2)
     records = run(uow, cursor=0)
     assert records[0] == Reset(0, 2)
-    assert [r.event_index for r in records if isinstance(r, Output)] == [2, 3]
+    assert [r.event_index for r in outputs(records)] == [2, 3]
 
 
 def test_everything_expired_still_resets_then_ends(uow):
@@ -94,6 +102,17 @@ def test_everything_expired_still_resets_then_ends(uow):
     ingest.complete_session("s1", 0, uow)
     uow.outputs.forget_before("s1", 99)
     assert run(uow) == [Reset(-1, 2), End("completed", 0, 1)]
+
+
+def test_client_cursor_moves_only_after_the_page_was_taken(uow):
+    send(uow, "0", "1", "2")
+    records = streaming.follow("s1", -1, uow, client_id="tab", sleep=lambda s: None)
+    page = next(records)
+    assert isinstance(page, Page) and len(page.events) == 3
+    assert uow.stream_cursors.get("s1", "tab") is None  # not yet handed on
+    ingest.complete_session("s1", 0, uow)
+    assert isinstance(next(records), End)
+    assert uow.stream_cursors.get("s1", "tab") == 2
 
 
 def test_client_cursor_is_recorded_and_used_to_resume(uow):
@@ -120,4 +139,4 @@ def test_heartbeat_is_not_sent_while_events_flow(uow):
 
     records = run(uow, fake=FakeTime(producer), heartbeat_seconds=2.0, max_seconds=50.0)
     assert not any(isinstance(r, Heartbeat) for r in records)
-    assert len([r for r in records if isinstance(r, Output)]) == 7
+    assert len(outputs(records)) == 7

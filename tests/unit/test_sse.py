@@ -1,4 +1,7 @@
 """SSE framing: the exact bytes an EventSource parses."""
+import json
+
+from app.services.models import StoredOutput
 from app.streaming import sse
 
 
@@ -20,3 +23,15 @@ def test_comment_and_retry():
     assert sse.comment() == ":\n\n"
     assert sse.comment("keep-alive") == ": keep-alive\n\n"
     assert sse.retry(3000) == "retry: 3000\n\n"
+
+
+def test_output_events_equal_the_generic_framing_for_awkward_payloads():
+    rows = [StoredOutput(3, "stdout", 'say "hi"\n\tthen \\ leave \u00e9\u2028', 0, "t"),
+            StoredOutput(4, "stderr", "", None, "t2")]
+    expected = "".join(sse.event("output", {"event_index": r.event_index, "stream": r.stream,
+                                            "payload": r.payload, "created_at": r.created_at},
+                                 r.event_index) for r in rows)
+    framed = sse.output_events(rows)
+    assert framed == expected
+    data = framed.split("\n")[2][len("data: "):]
+    assert json.loads(data)["payload"] == rows[0].payload

@@ -2,7 +2,6 @@
 from sqlalchemy import bindparam
 from sqlalchemy import text
 
-from app.services.models import StoredOutput
 from app.services.repositories.dialect import placeholders
 
 SELECT_KNOWN_SEQS = text(
@@ -38,11 +37,11 @@ class OutputRepository:
         return {row[0] for row in rows}
 
     def list_after(self, session_id, after, limit):
-        """Up to `limit` buffered events with event_index > `after`, in order."""
-        rows = self.conn.execute(
-            SELECT_AFTER, {"session_id": session_id, "after": after, "limit": limit}
-        )
-        return [StoredOutput(*row) for row in rows]
+        """Up to `limit` buffered events with event_index > `after`, in order, as rows
+        with event_index, stream, payload, producer_seq and created_at attributes."""
+        params = {"session_id": session_id, "after": after, "limit": limit}
+        # fetchall() and the rows as they come: this is the replay hot path.
+        return self.conn.execute(SELECT_AFTER, params).fetchall()
 
     def oldest_index(self, session_id):
         """The lowest event_index still retained, or None when the buffer is empty."""
