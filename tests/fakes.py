@@ -71,8 +71,9 @@ class FakeOutputs:
         self.rows.extend((session_id, out) for out in outputs)
 
     def list_after(self, session_id, after, limit):
-        found = [o for sid, o in self.rows if sid == session_id and o.event_index > after]
-        return sorted(found, key=lambda o: o.event_index)[:limit]
+        found = [(o.event_index, o.stream, o.payload, o.created_at)
+                 for sid, o in self.rows if sid == session_id and o.event_index > after]
+        return sorted(found)[:limit]
 
     def oldest_index(self, session_id):
         return min((o.event_index for sid, o in self.rows if sid == session_id), default=None)

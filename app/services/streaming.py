@@ -24,8 +24,8 @@ class StreamSettings:
 
 @dataclass(frozen=True)
 class Page:
-    """Consecutive buffered events, in order: rows with event_index, stream,
-    payload and created_at. Sent as one write, as soon as it is read."""
+    """Consecutive buffered events, in order, as (event_index, stream, payload,
+    created_at) rows. Sent as one write, as soon as it is read."""
 
     events: list
 
@@ -85,7 +85,7 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
         if events:
             yield Page(events)
             # Resumed only once the server has taken the page: record it as delivered.
-            cursor = events[-1].event_index
+            cursor = events[-1][0]
             last_sent = monotonic()
             _remember_delivery(new_uow, session_id, client_id, cursor, clock)
             if len(events) == settings.page_size:

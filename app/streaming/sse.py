@@ -23,15 +23,15 @@ def retry(milliseconds):
 
 
 def output_events(rows):
-    """The `output` events of buffered rows, as one string.
+    """The `output` events of (event_index, stream, payload, created_at) rows, as one string.
 
     Written out by hand because it is the replay hot path: a JSON string
     encoder on the three text fields is several times faster than json.dumps
     of a dict per event, and gives the same JSON (no raw newline can occur).
     """
     return "".join(
-        f"id: {row.event_index}\nevent: output\ndata: {{\"event_index\":{row.event_index},"
-        f"\"stream\":{json_string(row.stream)},\"payload\":{json_string(row.payload)},"
-        f"\"created_at\":{json_string(row.created_at)}}}\n\n"
-        for row in rows
+        f"id: {index}\nevent: output\ndata: {{\"event_index\":{index},"
+        f"\"stream\":{json_string(stream)},\"payload\":{json_string(payload)},"
+        f"\"created_at\":{json_string(created_at)}}}\n\n"
+        for index, stream, payload, created_at in rows
     )

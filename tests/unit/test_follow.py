@@ -60,7 +60,7 @@ def test_completed_session_replays_in_pages_then_ends(uow):
     send(uow, *[f"line {n}" for n in range(7)])
     ingest.complete_session("s1", 0, uow)
     records = run(uow, page_size=3)
-    assert [r.event_index for r in outputs(records)] == list(range(7))
+    assert [r[0] for r in outputs(records)] == list(range(7))
     assert [len(r.events) for r in records if isinstance(r, Page)] == [3, 3, 1]
     assert records[-1] == End("completed", 0, 6)
 
@@ -76,7 +76,7 @@ def test_live_lines_arrive_in_order_and_idle_time_brings_heartbeats(uow):
 
     records = run(uow, fake=FakeTime(producer))
     kinds = [type(r).__name__ for r in records]
-    assert [r.payload for r in outputs(records)] == ["a", "b", "c"]
+    assert [r[2] for r in outputs(records)] == ["a", "b", "c"]
     # each page goes out as soon as it is read, before the stream waits again
     assert [type(r).__name__ for r in records][:2] == ["Page", "Page"]
     assert kinds.count("Heartbeat") == 1  # 3 idle seconds after "c", then the end
@@ -94,7 +94,7 @@ def test_cursor_behind_the_retained_buffer_gets_a_reset_then_the_rest(uow):
     uow.outputs.forget_before("s1", 2)
     records = run(uow, cursor=0)
     assert records[0] == Reset(0, 2)
-    assert [r.event_index for r in outputs(records)] == [2, 3]
+    assert [r[0] for r in outputs(records)] == [2, 3]
 
 
 def test_everything_expired_still_resets_then_ends(uow):

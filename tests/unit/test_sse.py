@@ -1,7 +1,6 @@
 """SSE framing: the exact bytes an EventSource parses."""
 import json
 
-from app.services.models import StoredOutput
 from app.streaming import sse
 
 
@@ -26,12 +25,11 @@ def test_comment_and_retry():
 
 
 def test_output_events_equal_the_generic_framing_for_awkward_payloads():
-    rows = [StoredOutput(3, "stdout", 'say "hi"\n\tthen \\ leave \u00e9\u2028', 0, "t"),
-            StoredOutput(4, "stderr", "", None, "t2")]
-    expected = "".join(sse.event("output", {"event_index": r.event_index, "stream": r.stream,
-                                            "payload": r.payload, "created_at": r.created_at},
-                                 r.event_index) for r in rows)
+    rows = [(3, "stdout", 'say "hi"\n\tthen \\ leave \u00e9\u2028', "t"), (4, "stderr", "", "t2")]
+    expected = "".join(sse.event("output", {"event_index": i, "stream": stream,
+                                            "payload": payload, "created_at": created},
+                                 i) for i, stream, payload, created in rows)
     framed = sse.output_events(rows)
     assert framed == expected
     data = framed.split("\n")[2][len("data: "):]
-    assert json.loads(data)["payload"] == rows[0].payload
+    assert json.loads(data)["payload"] == rows[0][2]

@@ -9,7 +9,7 @@ SELECT_KNOWN_SEQS = text(
     " WHERE session_id = :session_id AND producer_seq IN :seqs"
 ).bindparams(bindparam("seqs", expanding=True))
 SELECT_AFTER = text(
-    "SELECT event_index, stream, payload, producer_seq, created_at FROM remote_runtime_outputs"
+    "SELECT event_index, stream, payload, created_at FROM remote_runtime_outputs"
     " WHERE session_id = :session_id AND event_index > :after"
     " ORDER BY event_index LIMIT :limit"
 )
@@ -37,8 +37,8 @@ class OutputRepository:
         return {row[0] for row in rows}
 
     def list_after(self, session_id, after, limit):
-        """Up to `limit` buffered events with event_index > `after`, in order, as rows
-        with event_index, stream, payload, producer_seq and created_at attributes."""
+        """Up to `limit` buffered events with event_index > `after`, in order, as
+        (event_index, stream, payload, created_at) rows."""
         params = {"session_id": session_id, "after": after, "limit": limit}
         # fetchall() and the rows as they come: this is the replay hot path.
         return self.conn.execute(SELECT_AFTER, params).fetchall()
