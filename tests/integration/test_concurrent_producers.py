@@ -22,7 +22,7 @@ from tests import claude_lines as cl
 PRODUCERS = 8
 CHUNKS = 1000  # per producer (per seq range)
 BATCH = 25  # one ingest call; its last line is a `result`, so one batch is one turn
-RESEND_BATCH = 20  # re-senders cut the same range differently, so batches half-overlap
+RESEND_SHIFT = BATCH // 2  # re-senders cut the same range half a batch earlier
 SEQ_STRIDE = 10000  # producer p owns seqs p * SEQ_STRIDE + i
 RETENTION_SECONDS = 3600
 START_TIMEOUT = 60  # for every child to import, build its app and reach the barrier
@@ -43,28 +43,43 @@ def line_of(owner, i):
     return cl.assistant(cl.text(f"p{owner} i{i}"), uuid=f"a-{owner}-{i}")
 
 
-def produce(slot, db_path, session_id, owner, batch, barrier, reports):
-    """Child process: ingest `owner`'s whole range in batches; put one report, always."""
-    report = {"slot": slot, "owner": owner, "batch": batch, "receipts": [], "error": None}
+def batches(shift):
+    """[(first, stop)] over one range; `shift` > 0 moves the cuts so batches half-overlap."""
+    cuts = [0, *range(BATCH - shift, CHUNKS, BATCH), CHUNKS] if shift else [
+        *range(0, CHUNKS, BATCH), CHUNKS]
+    return list(zip(cuts, cuts[1:]))
+
+
+def produce(slot, db_path, session_id, owner, shift, barrier, pair, reports):
+    """Child process: ingest `owner`'s whole range in batches; put one report, always.
+
+    With a `pair` barrier the two senders of one range meet before each of the
+    original's batches, so every round races on the same seqs.
+    """
+    report = {"slot": slot, "owner": owner, "receipts": [], "error": None}
     try:
         app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{db_path}"})
         with app.app_context():
             barrier.wait(START_TIMEOUT)
-            for first in range(0, CHUNKS, batch):
+            for round_, (first, stop) in enumerate(batches(shift)):
+                if pair is not None and round_ < CHUNKS // BATCH:
+                    pair.wait(RUN_TIMEOUT)
                 chunks = [Chunk(line_of(owner, i), "stdout", seq_of(owner, i))
-                          for i in range(first, min(first + batch, CHUNKS))]
+                          for i in range(first, stop)]
                 receipt = ingest_output(session_id, chunks, writing(),
                                         retention_seconds=RETENTION_SECONDS)
-                report["receipts"].append((first, len(chunks), receipt.accepted,
+                report["receipts"].append((first, stop - first, receipt.accepted,
                                            receipt.duplicates, receipt.last_event_index))
     except BaseException:  # noqa: B036 - the parent must hear about anything
         report["error"] = traceback.format_exc()
         barrier.abort()
+        if pair is not None:
+            pair.abort()
     reports.put(report)
 
 
 def run_producers(db_path, session_id, plan):
-    """Start one process per (owner, batch) in `plan`, release them together, collect.
+    """Start one process per (owner, shift, pair) in `plan`, release them together, collect.
 
     Returns (reports in slot order, seconds from the barrier to the last report,
     exit codes). Stragglers are killed, so a hang fails the test instead of pytest.
@@ -72,10 +87,12 @@ def run_producers(db_path, session_id, plan):
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(len(plan) + 1)
     reports = ctx.Queue()
+    pairs = {key: ctx.Barrier(2) for _, _, key in plan if key is not None}
     procs = [
         ctx.Process(target=produce, daemon=True,
-                    args=(slot, str(db_path), session_id, owner, batch, barrier, reports))
-        for slot, (owner, batch) in enumerate(plan)
+                    args=(slot, str(db_path), session_id, owner, shift, barrier,
+                          pairs.get(key), reports))
+        for slot, (owner, shift, key) in enumerate(plan)
     ]
     for proc in procs:
         proc.start()
@@ -140,6 +157,22 @@ def assert_numbered_exactly_once(found, next_index, owners):
         assert own == sorted(own), f"producer {owner}'s chunks are out of order"
 
 
+def assert_receipts_match(reports, found):
+    """A receipt's `accepted` chunks are the tail of its batch, numbered up to its last index.
+
+    (A range is sent in seq order, so whatever an earlier batch left unstored is
+    never below a later batch's first seq: the new chunks are always a tail.)
+    """
+    index_of = {seq: index for index, seq, _, _ in found}
+    for report in reports:
+        for first, size, accepted, duplicates, last_index in report["receipts"]:
+            assert accepted + duplicates == size
+            if accepted:
+                tail = range(first + size - accepted, first + size)
+                assert [index_of[seq_of(report["owner"], i)] for i in tail] == list(
+                    range(last_index - accepted + 1, last_index + 1))
+
+
 def switches(found):
     """How often consecutive event indices change owner (a serial run has owners - 1)."""
     owners = [seq // SEQ_STRIDE for _, seq, _, _ in found]
@@ -148,7 +181,7 @@ def switches(found):
 
 def test_concurrent_producer_processes_number_every_chunk_once(new_session, db_path, rows):
     sid = new_session()
-    plan = [(p, BATCH) for p in range(PRODUCERS)]
+    plan = [(p, 0, None) for p in range(PRODUCERS)]
 
     reports, elapsed, exit_codes = run_producers(db_path, sid, plan)
 
@@ -158,39 +191,31 @@ def test_concurrent_producer_processes_number_every_chunk_once(new_session, db_p
     print(f"\n{total} chunks, {PRODUCERS} processes, {elapsed:.2f}s,"
           f" {total / elapsed:.0f} chunks/s, switches={switches(found)}, lost={total - len(found)}")
     assert_numbered_exactly_once(found, next_index, range(PRODUCERS))
-    assert switches(found) > PRODUCERS, "the producers never overlapped"
-    # each receipt tells the truth: all of its batch accepted, ending where the rows say
-    index_of = {seq: index for index, seq, _, _ in found}
-    for report in reports:
-        assert len(report["receipts"]) == CHUNKS // BATCH
-        for first, size, accepted, duplicates, last_index in report["receipts"]:
-            assert (accepted, duplicates) == (size, 0)
-            assert last_index == index_of[seq_of(report["owner"], first + size - 1)]
-            batch_indices = [index_of[seq_of(report["owner"], first + k)] for k in range(size)]
-            assert batch_indices == list(range(last_index - size + 1, last_index + 1))
+    assert switches(found) >= PRODUCERS, "the producers ran one after another"
+    assert_receipts_match(reports, found)
+    receipts = [r for report in reports for r in report["receipts"]]
+    assert len(receipts) == total // BATCH
+    assert all(accepted == BATCH for _, _, accepted, _, _ in receipts)
     # a batch is one transaction, so each turn holds exactly one producer's batch
-    turns = rows("SELECT content, metadata FROM session_messages WHERE session_id = ?"
-                 " ORDER BY id", sid)
+    index_of = {seq: index for index, seq, _, _ in found}
+    turns = rows("SELECT content, metadata FROM session_messages WHERE session_id = ?", sid)
     assert rows("SELECT message_count FROM agent_sessions WHERE session_id = ?", sid) == [
         (len(turns),)]
-    assert len(turns) == total // BATCH
-    by_content = {}
+    expected = {}
     for owner in range(PRODUCERS):
-        for first in range(0, CHUNKS, BATCH):
-            texts = [f"p{owner} i{i}" for i in range(first, first + BATCH - 1)
-                     if i % BATCH != BATCH // 2]
-            by_content["\n\n".join(texts)] = (index_of[seq_of(owner, first)],
-                                              index_of[seq_of(owner, first + BATCH - 1)])
-    assert sorted(content for content, _ in turns) == sorted(by_content)
-    for content, metadata in turns:
-        assert tuple(json.loads(metadata)["event_range"]) == by_content[content]
+        for first, stop in batches(0):
+            texts = [f"p{owner} i{i}" for i in range(first, stop - 1) if i % BATCH != BATCH // 2]
+            expected["\n\n".join(texts)] = [index_of[seq_of(owner, first)],
+                                             index_of[seq_of(owner, stop - 1)]]
+    assert {content: json.loads(metadata)["event_range"] for content, metadata in turns} == expected
+    assert len(turns) == len(expected)
 
 
 def test_producers_racing_on_the_same_seqs_store_each_once(new_session, db_path, rows):
     sid = new_session()
     owners = range(PRODUCERS // 2)
-    # originals and re-senders interleaved so each pair starts side by side
-    plan = [pair for o in owners for pair in ((o, BATCH), (o, RESEND_BATCH))]
+    # each range has an original sender and a re-sender, meeting before every round
+    plan = [sender for o in owners for sender in ((o, 0, o), (o, RESEND_SHIFT, o))]
 
     reports, elapsed, exit_codes = run_producers(db_path, sid, plan)
 
@@ -203,7 +228,7 @@ def test_producers_racing_on_the_same_seqs_store_each_once(new_session, db_path,
           f" {sent / elapsed:.0f} chunks/s, partly-new batches={partial},"
           f" lost={unique - len(found)}")
     assert_numbered_exactly_once(found, next_index, owners)
-    assert all(accepted + duplicates == size for _, size, accepted, duplicates, _ in receipts)
+    assert_receipts_match(reports, found)
     assert sum(accepted for _, _, accepted, _, _ in receipts) == len(found) == unique
     assert sum(duplicates for _, _, _, duplicates, _ in receipts) == sent - unique
     # the session's counter agrees with the transcript rows written under the race
