@@ -1,42 +1,17 @@
 """A real gunicorn (two gthread workers) on loopback: concurrent runners, exact results."""
-import json
-import os
 import runpy
-import socket
 import sqlite3
-import subprocess
-import sys
 import threading
-import time
-import urllib.error
-import urllib.request
 from contextlib import closing
-from pathlib import Path
 
 import pytest
 
 from tests import claude_lines as cl
+from tests import servers
+from tests.servers import call
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
+ROOT = servers.ROOT
 PRODUCERS, REQUESTS, CHUNKS = 4, 25, 8
-
-
-def free_port():
-    with closing(socket.socket()) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def call(base, method, path, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
 
 
 def test_gunicorn_settings_use_their_own_prefix(monkeypatch):
@@ -57,28 +32,8 @@ def test_gunicorn_settings_use_their_own_prefix(monkeypatch):
 
 @pytest.fixture
 def server(tmp_path):
-    db_file = tmp_path / "served.sqlite"
-    port = free_port()
-    env = {**os.environ, "TURNLOG_SQLALCHEMY_DATABASE_URI": f"sqlite:///{db_file}",
-           "GUNICORN_BIND": f"127.0.0.1:{port}", "GUNICORN_WORKERS": "2", "GUNICORN_THREADS": "4"}
-    subprocess.run([BIN / "flask", "--app", "wsgi", "db-upgrade"], cwd=ROOT, env=env,
-                   check=True, capture_output=True)
-    proc = subprocess.Popen([BIN / "gunicorn"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            call(base, "GET", "/api/remote/sessions?limit=1")
-            break
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                pytest.fail("gunicorn did not start")
-            time.sleep(0.2)
-    yield base, db_file
-    proc.terminate()
-    proc.wait(timeout=10)
+    with servers.gunicorn(tmp_path, workers=2, threads=4) as app:
+        yield app.base, app.db_file
 
 
 def test_concurrent_runners_through_gunicorn_lose_and_repeat_nothing(server):
