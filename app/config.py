@@ -16,7 +16,7 @@ class Config:
     # looks for new rows, the keep-alive comment interval, the longest a single
     # connection lasts (the client then reconnects with its cursor), and the
     # reconnect delay told to EventSource.
-    STREAM_PAGE_SIZE = 1000
+    STREAM_PAGE_SIZE = 5000
     STREAM_POLL_SECONDS = 0.25
     STREAM_HEARTBEAT_SECONDS = 15.0
     STREAM_MAX_SECONDS = 3600.0

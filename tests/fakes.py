@@ -88,10 +88,10 @@ class FakeStreamCursors:
     def __init__(self):
         self.rows = {}
 
-    def get(self, session_id, client_id):
+    def last_delivered(self, session_id, client_id):
         return self.rows.get((session_id, client_id))
 
-    def set(self, session_id, client_id, last_delivered, now):
+    def set_last_delivered(self, session_id, client_id, last_delivered, now):
         key = (session_id, client_id)
         self.rows[key] = max(last_delivered, self.rows.get(key, last_delivered))
 

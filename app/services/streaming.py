@@ -16,7 +16,7 @@ FROM_START = -1  # the cursor of a client that has seen nothing
 
 @dataclass(frozen=True)
 class StreamSettings:
-    page_size: int = 1000
+    page_size: int = 5000
     poll_seconds: float = 0.25
     heartbeat_seconds: float = 15.0
     max_seconds: float = 3600.0  # then the stream ends and the client reconnects
@@ -59,7 +59,7 @@ def resume_cursor(session_id, new_uow, *, after=None, client_id=None):
         if uow.sessions.get(session_id) is None:
             raise SessionNotFound(f"no session {session_id}", {"session_id": session_id})
         if after is None and client_id:
-            after = uow.stream_cursors.get(session_id, client_id)
+            after = uow.stream_cursors.last_delivered(session_id, client_id)
     return FROM_START if after is None else after
 
 
@@ -107,7 +107,7 @@ def _remember_delivery(new_uow, session_id, client_id, cursor, clock):
     if not client_id:
         return
     with new_uow(write=True) as uow:
-        uow.stream_cursors.set(session_id, client_id, cursor, to_iso(clock()))
+        uow.stream_cursors.set_last_delivered(session_id, client_id, cursor, to_iso(clock()))
         uow.commit()
 
 

@@ -109,17 +109,17 @@ def test_client_cursor_moves_only_after_the_page_was_taken(uow):
     records = streaming.follow("s1", -1, uow, client_id="tab", sleep=lambda s: None)
     page = next(records)
     assert isinstance(page, Page) and len(page.events) == 3
-    assert uow.stream_cursors.get("s1", "tab") is None  # not yet handed on
+    assert uow.stream_cursors.last_delivered("s1", "tab") is None  # not yet handed on
     ingest.complete_session("s1", 0, uow)
     assert isinstance(next(records), End)
-    assert uow.stream_cursors.get("s1", "tab") == 2
+    assert uow.stream_cursors.last_delivered("s1", "tab") == 2
 
 
 def test_client_cursor_is_recorded_and_used_to_resume(uow):
     send(uow, "0", "1", "2")
     ingest.complete_session("s1", 0, uow)
     list(streaming.follow("s1", 0, uow, client_id="tab", sleep=lambda s: None))
-    assert uow.stream_cursors.get("s1", "tab") == 2
+    assert uow.stream_cursors.last_delivered("s1", "tab") == 2
     assert streaming.resume_cursor("s1", uow, client_id="tab") == 2
     assert streaming.resume_cursor("s1", uow, after=1, client_id="tab") == 1
     assert streaming.resume_cursor("s1", uow) == streaming.FROM_START

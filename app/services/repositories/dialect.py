@@ -1,11 +1,15 @@
 """The one place where repositories look at which database they talk to."""
 
 
+def mark(conn):
+    """The driver's positional parameter marker: `?` for SQLite, `%s` otherwise."""
+    return "?" if conn.dialect.paramstyle == "qmark" else "%s"
+
+
 def placeholders(conn, count):
     """`count` positional markers in the driver's own style (`?` for SQLite, `%s` otherwise).
 
-    Used only for hot bulk inserts sent with `exec_driver_sql`, which skips
-    SQLAlchemy's per-row parameter processing.
+    Used only on hot paths that go straight to the driver, skipping SQLAlchemy's
+    per-row processing: the bulk buffer insert and the replay read.
     """
-    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    return ", ".join([mark] * count)
+    return ", ".join([mark(conn)] * count)

@@ -2,16 +2,17 @@
 from sqlalchemy import bindparam
 from sqlalchemy import text
 
+from app.services.repositories.dialect import mark
 from app.services.repositories.dialect import placeholders
 
 SELECT_KNOWN_SEQS = text(
     "SELECT producer_seq FROM remote_runtime_outputs"
     " WHERE session_id = :session_id AND producer_seq IN :seqs"
 ).bindparams(bindparam("seqs", expanding=True))
-SELECT_AFTER = text(
+# Positional markers ({m}) filled in with the driver's style: read on the raw cursor.
+SELECT_AFTER = (
     "SELECT event_index, stream, payload, created_at FROM remote_runtime_outputs"
-    " WHERE session_id = :session_id AND event_index > :after"
-    " ORDER BY event_index LIMIT :limit"
+    " WHERE session_id = {m} AND event_index > {m} ORDER BY event_index LIMIT {m}"
 )
 SELECT_OLDEST = text(
     "SELECT MIN(event_index) FROM remote_runtime_outputs WHERE session_id = :session_id"
@@ -39,9 +40,14 @@ class OutputRepository:
     def list_after(self, session_id, after, limit):
         """Up to `limit` buffered events with event_index > `after`, in order, as
         (event_index, stream, payload, created_at) rows."""
-        params = {"session_id": session_id, "after": after, "limit": limit}
-        # fetchall() and the rows as they come: this is the replay hot path.
-        return self.conn.execute(SELECT_AFTER, params).fetchall()
+        # The replay hot path: plain tuples from the driver's cursor, on this
+        # unit of work's connection and transaction.
+        cursor = self.conn.connection.cursor()
+        try:
+            cursor.execute(SELECT_AFTER.format(m=mark(self.conn)), (session_id, after, limit))
+            return cursor.fetchall()
+        finally:
+            cursor.close()
 
     def oldest_index(self, session_id):
         """The lowest event_index still retained, or None when the buffer is empty."""

@@ -22,12 +22,12 @@ class StreamCursorRepository:
     def __init__(self, conn):
         self.conn = conn
 
-    def get(self, session_id, client_id):
+    def last_delivered(self, session_id, client_id):
         """The last index delivered to this client, or None for a client never seen."""
         row = self.conn.execute(SELECT, {"session_id": session_id, "client_id": client_id}).first()
         return row[0] if row else None
 
-    def set(self, session_id, client_id, last_delivered, now):
+    def set_last_delivered(self, session_id, client_id, last_delivered, now):
         """Record a delivery (ignored when an index at least as high is recorded)."""
         self.conn.execute(UPSERT, {"session_id": session_id, "client_id": client_id,
                                    "last_delivered": last_delivered, "now": now})
