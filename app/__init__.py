@@ -25,6 +25,7 @@ def create_app(test_config=None):
     from app.ingest import bp as ingest_bp
     from app.sessions import bp as sessions_bp
     from app.streaming import bp as streaming_bp
+    from app.ui import bp as ui_bp
 
     db.init_app(app)
     errors.init_app(app)
@@ -32,6 +33,7 @@ def create_app(test_config=None):
     app.register_blueprint(sessions_bp)
     app.register_blueprint(ingest_bp)
     app.register_blueprint(streaming_bp)
+    app.register_blueprint(ui_bp)
     return app
 
 

@@ -1,0 +1,100 @@
+"""GET /sessions and GET /sessions/<id>: HTML views over app.services.sessions.
+
+Every response of this blueprint carries a Content-Security-Policy that allows
+scripts and styles from this origin only, so no inline script or handler can run,
+whatever an agent printed.
+"""
+from flask import Blueprint
+from flask import current_app
+from flask import render_template
+from flask import request
+from flask import url_for
+
+from app import db
+from app.errors import service_status
+from app.services import errors as service_errors
+from app.services import sessions as service
+from app.ui.transcript import bubbles
+
+bp = Blueprint("ui", __name__, template_folder="templates", static_folder="static",
+               static_url_path="/ui/static")
+
+CONTENT_SECURITY_POLICY = "; ".join([
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+])
+SESSIONS_PER_PAGE = 50
+
+
+@bp.after_request
+def security_headers(response):
+    """CSP (no inline script), no MIME sniffing, no framing, no referrer leaks."""
+    response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "same-origin"
+    return response
+
+
+@bp.errorhandler(service_errors.ServiceError)
+def service_error(err):
+    """An unknown session or a bad cursor as a small HTML page, with the API's status."""
+    status = service_status(err)
+    return render_template("ui/error.html", status=status, message=err.message), status
+
+
+@bp.get("/sessions")
+def sessions():
+    """Sessions, newest first, one page per cursor."""
+    page = service.list_sessions(db.reading(), cursor=request.args.get("cursor"),
+                                 limit=SESSIONS_PER_PAGE)
+    return render_template("ui/sessions.html", sessions=page.items,
+                           next_cursor=page.next_cursor)
+
+
+@bp.get("/sessions/<session_id>")
+def session(session_id):
+    """One session's transcript, followed live by static/viewer.js."""
+    found = service.get_session(session_id, db.reading())
+    last_id = found.messages[-1].id if found.messages else 0
+    return render_template(
+        "ui/session.html", session=found, bubbles=bubbles(found.messages),
+        last_message_id=last_id,
+        # The transcript and the event counter are read in one transaction, so
+        # following the stream from here misses no turn and replays none.
+        stream_url=url_for("streaming.stream", session_id=session_id,
+                           after=found.next_event_index - 1),
+        bubbles_url=url_for("ui.session_bubbles", session_id=session_id))
+
+
+@bp.get("/sessions/<session_id>/bubbles")
+def session_bubbles(session_id):
+    """The bubbles of the messages after `?after=<message id>`, as an HTML fragment.
+
+    `X-Last-Message-Id` is the last message read (bubbles with nothing to show are
+    left out, so it may be newer than the last bubble); `X-Next-Cursor` is set when
+    more messages follow.
+    """
+    page = service.list_messages(session_id, db.reading(), after=request.args.get("after"),
+                                 limit=current_app.config["MAX_PAGE_SIZE"])
+    response = current_app.make_response(
+        render_template("ui/_bubbles.html", bubbles=bubbles(page.items)))
+    if page.items:
+        response.headers["X-Last-Message-Id"] = str(page.items[-1].id)
+    if page.next_cursor:
+        response.headers["X-Next-Cursor"] = page.next_cursor
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.app_template_filter("when")
+def when(iso):
+    """`2026-12-02T16:49:41.846043Z` as `2026-12-02 16:49:41 UTC`."""
+    if not iso:
+        return ""
+    return iso[:19].replace("T", " ") + " UTC"

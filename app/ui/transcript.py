@@ -1,0 +1,116 @@
+"""Transcript rows as bubbles: what the viewer shows for each message, and when to skip one.
+
+An assistant row keeps its visible text in `content` and its other blocks in
+`content_blocks`, so a bubble is the content text followed by the blocks. A row with
+neither visible text nor anything to show makes no bubble at all. Pure: no Flask.
+"""
+import json
+import re
+from dataclasses import dataclass
+
+from app.ui import markdown
+
+TOOL_USES = ("tool_use", "server_tool_use")
+THINKING_LABELS = {"thinking": "Thinking", "reasoning": "Reasoning"}
+PREVIEW_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "description")
+PREVIEW_CHARS = 80
+OPEN_RESULT_LINES = 12  # a tool result up to this long starts expanded
+
+
+@dataclass(frozen=True)
+class Bubble:
+    id: int
+    role: str
+    timestamp: str
+    html: str  # the content text rendered as Markdown ("" when there is none)
+    parts: list  # one dict per block worth showing, each with a "kind"
+
+
+def bubbles(messages):
+    """The bubbles for `messages`, in order; rows with nothing to show are left out."""
+    tool_names = {block.get("id"): block.get("name")
+                  for message in messages for block in _blocks(message)
+                  if block.get("type") in TOOL_USES}
+    out = []
+    for message in messages:
+        parts = [part for part in map(lambda b: _part(b, tool_names), _blocks(message)) if part]
+        text = message.content if isinstance(message.content, str) else ""
+        if not text.strip() and not parts:
+            continue
+        out.append(Bubble(message.id, message.role, message.timestamp,
+                          markdown.render(text) if text.strip() else "", parts))
+    return out
+
+
+def anchor(tool_id):
+    """The HTML id of a tool_use block, safe whatever characters the tool id holds."""
+    return "tool-" + re.sub(r"[^A-Za-z0-9_-]", "_", str(tool_id))
+
+
+def _blocks(message):
+    blocks = message.content_blocks if isinstance(message.content_blocks, list) else []
+    return [block for block in blocks if isinstance(block, dict)]
+
+
+def _part(block, tool_names):
+    kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        return {"kind": "text", "html": markdown.render(text)} if _visible(text) else None
+    if kind in THINKING_LABELS:
+        text = _thinking_text(block)
+        return {"kind": "thinking", "label": THINKING_LABELS[kind], "text": text} if text else None
+    if kind == "redacted_thinking":
+        return {"kind": "redacted_thinking"}
+    if kind in TOOL_USES:
+        tool_input = block.get("input")
+        return {"kind": "tool_use", "name": str(block.get("name") or "tool"),
+                "anchor": anchor(block.get("id")), "preview": _preview(tool_input),
+                "input_json": _json(tool_input if tool_input is not None else {})}
+    if kind == "tool_result":
+        text = _result_text(block.get("content"))
+        tool_id = block.get("tool_use_id")
+        return {"kind": "tool_result", "tool_name": tool_names.get(tool_id),
+                "tool_id": str(tool_id or ""), "anchor": anchor(tool_id),
+                "is_error": bool(block.get("is_error")), "text": text,
+                "open": text.count("\n") < OPEN_RESULT_LINES}
+    return {"kind": "other", "type": str(kind or "block"), "json": _json(block)}
+
+
+def _visible(text):
+    return isinstance(text, str) and bool(text.strip())
+
+
+def _thinking_text(block):
+    for key in ("thinking", "reasoning", "text", "summary"):
+        value = block.get(key)
+        if isinstance(value, list):  # OpenAI reasoning: summary parts with "text"
+            value = "\n\n".join(p.get("text", "") for p in value if isinstance(p, dict))
+        if _visible(value):
+            return value.strip()
+    return ""
+
+
+def _result_text(content):
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        pieces = [part.get("text", "") if isinstance(part, dict) and part.get("type") == "text"
+                  else _json(part) for part in content]
+        return "\n".join(pieces)
+    return "" if content is None else _json(content)
+
+
+def _preview(tool_input):
+    if not isinstance(tool_input, dict):
+        return ""
+    for key in PREVIEW_KEYS:
+        value = tool_input.get(key)
+        if isinstance(value, str) and value.strip():
+            line = value.strip().splitlines()[0]
+            return line if len(line) <= PREVIEW_CHARS else line[:PREVIEW_CHARS - 1] + "…"
+    return ""
+
+
+def _json(value):
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)

@@ -1,0 +1,207 @@
+"""The viewer in headless Chromium against real gunicorn: live turns, escaping, reconnects.
+
+Debian's `chromium`, driven by Playwright (`executable_path`; Playwright's own browser
+download is never used). Without either, these tests skip, or fail when `CI` is set.
+"""
+import os
+import shutil
+import time
+
+import pytest
+
+from tests import claude_lines as cl
+from tests import servers
+from tests.servers import call
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+WAIT_MS = 10_000  # the longest any expected change may take to show
+SCRIPT = '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2">'
+
+
+def _missing(reason):
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI must install it (.ci/run does)", pytrace=False)
+    pytest.skip(reason)
+
+
+def chromium_binary():
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        _missing("chromium is not installed (apt-get install chromium)")
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = chromium_binary()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("playwright is not installed (pip install -e '.[test]')")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def app_server(tmp_path_factory):
+    env = {"TURNLOG_STREAM_HEARTBEAT_SECONDS": "0.5"}
+    with servers.gunicorn(tmp_path_factory.mktemp("ui"), env=env, workers=2, threads=8) as app:
+        yield app
+
+
+@pytest.fixture(scope="module")
+def short_stream_server(tmp_path_factory):
+    """Every stream connection ends after a second; the browser reconnects 0.2 s later."""
+    env = {"TURNLOG_STREAM_MAX_SECONDS": "1", "TURNLOG_STREAM_RETRY_MS": "200",
+           "TURNLOG_STREAM_POLL_SECONDS": "0.05"}
+    with servers.gunicorn(tmp_path_factory.mktemp("ui-short"), env=env, workers=1,
+                          threads=8) as app:
+        yield app
+
+
+@pytest.fixture
+def open_page(browser):
+    """open_page(url) -> a Playwright page; fails the test on any console error."""
+    contexts, problems = [], []
+
+    def open_(url):
+        context = browser.new_context(viewport={"width": 1100, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.on("console", lambda m: m.type == "error" and problems.append(m.text))
+        page.on("pageerror", lambda err: problems.append(str(err)))
+        response = page.goto(url)
+        assert response.status == 200
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+    assert problems == []  # a CSP violation or a script error shows up here
+
+
+def new_session(base, session_type="agent", context=None):
+    status, body = call(base, "POST", "/api/remote/sessions",
+                        {"session_type": session_type, "context": context or {}})
+    assert status == 201, body
+    return body["session"]["session_id"]
+
+
+class Runner:
+    """Posts a session's stdout lines with consecutive seqs, as a runner does."""
+
+    def __init__(self, base, sid):
+        self.base, self.sid, self.seq = base, sid, 0
+
+    def post(self, *lines):
+        chunks = [{"seq": self.seq + i, "data": line} for i, line in enumerate(lines)]
+        self.seq += len(lines)
+        status, body = call(self.base, "POST", f"/api/remote/sessions/{self.sid}/output",
+                            {"chunks": chunks})
+        assert status == 200 and body["accepted"] == len(lines), body
+
+    def complete(self):
+        status, body = call(self.base, "POST", f"/api/remote/sessions/{self.sid}/complete",
+                            {"exit_code": 0})
+        assert status == 200, body
+
+
+def bubble_texts(page):
+    return page.locator("article.bubble .markdown").all_inner_texts()
+
+
+def wait_for_state(page, state):
+    page.wait_for_selector(f'#connection[data-state="{state}"]')
+
+
+def test_a_turn_ingested_while_the_page_is_open_appears_without_reload(
+        open_page, app_server, tmp_path):
+    sid = new_session(app_server.base, "chat")
+    runner = Runner(app_server.base, sid)
+    runner.post(cl.assistant(cl.text("First **answer**.")), cl.result())
+    page = open_page(f"{app_server.base}/sessions/{sid}")
+    wait_for_state(page, "live")
+    page.evaluate("window.sameDocument = true")
+
+    runner.post(cl.assistant(cl.text("Second answer, live.")), cl.result())
+    page.wait_for_selector("article.bubble >> text=Second answer, live.")
+    runner.post(cl.assistant(cl.tool_use("toolu_1")), cl.tool_result("toolu_1"), cl.result())
+    runner.post(cl.assistant(cl.text("Third answer.")), cl.result())
+    page.wait_for_selector("article.bubble >> text=Third answer.")
+    time.sleep(0.3)  # room for a stray extra bubble to show up if there were one
+
+    assert bubble_texts(page) == ["First answer.", "Second answer, live.", "Third answer."]
+    assert page.locator("details.tool-use").count() == 0  # the tool-only turn added nothing
+    assert page.evaluate("window.sameDocument") is True
+    assert page.locator("#transcript-empty").is_hidden()
+
+    runner.complete()
+    wait_for_state(page, "ended")
+    assert page.locator("#session-status").inner_text() == "completed"
+    page.screenshot(path=tmp_path / "live.png", full_page=True)
+    assert (tmp_path / "live.png").stat().st_size > 0
+
+
+def test_a_script_in_a_tool_result_is_shown_as_text_and_never_runs(
+        open_page, app_server, tmp_path):
+    sid = new_session(app_server.base, "workflow", {"workflow_id": "wf"})
+    runner = Runner(app_server.base, sid)
+    runner.post(cl.assistant(cl.text(f"Rendered by the server: {SCRIPT}")), cl.result())
+    page = open_page(f"{app_server.base}/sessions/{sid}")
+    wait_for_state(page, "live")
+
+    runner.post(cl.assistant(cl.tool_use("toolu_x", "Bash", {"command": "cat evil.html"})),
+                cl.tool_result("toolu_x", SCRIPT), cl.result())
+    result = page.wait_for_selector("details.tool-result pre.output")
+    assert result.text_content() == SCRIPT
+    assert page.locator("details.tool-use .tool-name").inner_text() == "Bash"
+    assert SCRIPT in page.locator("article.bubble .markdown").first.inner_text()
+    time.sleep(0.3)  # an injected onerror would have fired by now
+    assert page.evaluate("window.pwned") is None
+    assert page.locator("article.bubble script, article.bubble img").count() == 0
+    page.screenshot(path=tmp_path / "escaped.png", full_page=True)
+    assert (tmp_path / "escaped.png").stat().st_size > 0
+
+
+def test_reconnects_resume_from_the_last_event_without_duplicate_bubbles(
+        open_page, short_stream_server):
+    base = short_stream_server.base
+    sid = new_session(base, "agent")
+    runner = Runner(base, sid)
+    page = open_page(f"{base}/sessions/{sid}")
+    streams = []  # every stream request the page made
+    page.on("request", lambda r: "/stream" in r.url and streams.append(r))
+    assert page.locator("#transcript-empty").is_visible()
+    wait_for_state(page, "live")
+    page.evaluate("window.sameDocument = true")
+    expected = []
+    for n in range(3):  # each turn lands on a different connection
+        wait_for_state(page, "reconnecting")
+        wait_for_state(page, "live")
+        expected.append(f"Turn {n}.")
+        runner.post(cl.assistant(cl.text(expected[-1])), cl.result())
+        page.wait_for_selector(f"article.bubble >> text={expected[-1]}")
+    runner.complete()
+    wait_for_state(page, "ended")
+    time.sleep(0.5)
+    assert bubble_texts(page) == expected
+    ids = page.eval_on_selector_all("article.bubble", "nodes => nodes.map(n => n.id)")
+    assert len(ids) == len(set(ids)) == 3
+    assert page.evaluate("window.sameDocument") is True
+    resumed_from = [(r.url, r.all_headers().get("last-event-id")) for r in streams]
+    cursors = [int(c) for _, c in resumed_from if c is not None]
+    assert len(cursors) >= 2 and cursors == sorted(cursors) and cursors[-1] >= 3, resumed_from
+
+
+def test_the_session_list_links_to_the_transcript(open_page, app_server):
+    sid = new_session(app_server.base, "terminal")
+    page = open_page(f"{app_server.base}/sessions")
+    page.click(f'a.session-link >> text="{sid}"')
+    page.wait_for_url(f"**/sessions/{sid}")
+    assert page.locator("h1").inner_text() == sid
+    wait_for_state(page, "live")

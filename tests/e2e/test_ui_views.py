@@ -1,0 +1,204 @@
+"""The HTML viewer through the test client: /sessions, /sessions/<id>, and its bubbles."""
+import re
+
+import pytest
+from flask import render_template
+
+from app.services.models import Message
+from app.ui.routes import CONTENT_SECURITY_POLICY
+from app.ui.transcript import bubbles
+from tests import claude_lines as cl
+from tests.api import complete
+from tests.api import create_session
+from tests.api import post_lines
+
+SCRIPT = "<script>window.pwned = 1</script>"
+
+
+def page(client, path, status=200):
+    response = client.get(path)
+    assert response.status_code == status, response.data[:500]
+    assert response.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    return response.get_data(as_text=True)
+
+
+def bubble_ids(html):
+    return [int(i) for i in re.findall(r'<article class="bubble[^"]*" id="m-(\d+)"', html)]
+
+
+def assert_no_inline_script(html):
+    """Every script is an external module; no handler attribute, no inline style."""
+    for tag in re.findall(r"<script\b[^>]*>", html):
+        assert re.fullmatch(r'<script type="module" src="/ui/static/viewer\.js">', tag), tag
+    assert len(re.findall(r"<script\b", html)) <= 1
+    assert not re.search(r"<[^>]+\son\w+\s*=", html)
+    assert not re.search(r"<[^>]+\sstyle\s*=", html)
+
+
+def test_the_session_list_shows_type_status_counts_and_a_link(client):
+    chat = create_session(client, "chat")
+    post_lines(client, chat, [cl.assistant(cl.text("hi")), cl.result()])
+    complete(client, chat)
+    flow = create_session(client, "workflow", {"workflow_id": "wf"})
+    html = page(client, "/sessions")
+    rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)[1:]  # after the header row
+    assert len(rows) == 2
+    assert f'href="/sessions/{flow}"' in rows[0] and f'href="/sessions/{chat}"' in rows[1]
+    cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>",
+                                                                   rows[1], re.S)]
+    assert cells[:5] == [chat, "chat", "completed", "1", "0"]
+    assert cells[5].endswith(" UTC")
+    assert "workflow" in rows[0] and "running" in rows[0]
+    assert_no_inline_script(html)
+
+
+def test_the_session_list_pages_by_cursor(client, monkeypatch):
+    monkeypatch.setattr("app.ui.routes.SESSIONS_PER_PAGE", 1)
+    older, newer = create_session(client), create_session(client)
+    first = page(client, "/sessions")
+    assert newer in first and older not in first
+    next_url = re.search(r'<a rel="next" href="([^"]+)"', first).group(1).replace("&amp;", "&")
+    second = page(client, next_url)
+    assert older in second and newer not in second
+
+
+def test_an_empty_list_says_so(client):
+    assert "No sessions yet." in page(client, "/sessions")
+
+
+def test_every_ingested_block_kind_is_rendered(client):
+    sid = create_session(client, "workflow", {"workflow_id": "wf"})
+    post_lines(client, sid, [
+        cl.system_init(),
+        cl.assistant(cl.thinking("Weighing **options**"), message_id="m1"),
+        cl.assistant({"type": "redacted_thinking", "data": "b3BhcXVl"}, message_id="m1"),
+        cl.assistant(cl.text("I will run **ls** in `/repo`."), message_id="m1"),
+        cl.assistant(cl.tool_use("toolu_7", "Bash", {"command": "ls -la", "timeout": 5}),
+                     message_id="m1"),
+        cl.tool_result("toolu_7", "boom: no such file", is_error=True),
+        cl.result(),
+    ])
+    html = page(client, f"/sessions/{sid}")
+    system, turn = re.findall(r"<article.*?</article>", html, re.S)
+    assert 'class="bubble role-system"' in system and "Session started: model=" in system
+    assert 'class="bubble role-assistant"' in turn
+    assert "<p>I will run <strong>ls</strong> in <code>/repo</code>.</p>" in turn
+    assert re.search(r'<details class="block thinking">\s*<summary><span class="label">'
+                     r"Thinking</span></summary>\s*<div class=\"plain\">Weighing \*\*options\*\*",
+                     turn)
+    assert "redacted by the provider" in turn and "b3BhcXVl" not in turn
+    assert re.search(r'<details class="block tool-use" id="tool-toolu_7">', turn)
+    assert '<span class="tool-name">Bash</span> <code class="preview">ls -la</code>' in turn
+    assert "{\n  &#34;command&#34;: &#34;ls -la&#34;,\n  &#34;timeout&#34;: 5\n}" in turn
+    assert re.search(r'<details class="block tool-result is-error" open>\s*<summary>'
+                     r'<span class="label">Error</span>\s*<a class="tool-link" '
+                     r'href="#tool-toolu_7">Bash · toolu_7</a>', turn)
+    assert '<pre class="output">boom: no such file</pre>' in turn
+    assert turn.index("I will run") < turn.index("Thinking")  # content text, then blocks
+    assert_no_inline_script(html)
+
+
+def test_reasoning_unknown_blocks_and_the_plain_fallback_in_the_template(app):
+    messages = [
+        Message(1, "s", "assistant", "", [{"type": "reasoning", "text": "because"}], {},
+                "remote_live", "k1", "2026-12-02T16:49:41.846043Z"),
+        Message(2, "s", "system", "Turn failed (error_max_turns): <b>stop</b>", [], {},
+                "remote_live", "k2", "2026-12-02T16:49:42.000000Z"),
+        Message(3, "s", "assistant", "", [{"type": "citation", "url": "<x>"}], {},
+                "remote_live", "k3", "2026-12-02T16:49:43.000000Z"),
+        Message(4, "s", "assistant", "  ", [], {}, "remote_live", "k4",
+                "2026-12-02T16:49:44.000000Z"),
+    ]
+    with app.test_request_context():
+        html = render_template("ui/_bubbles.html", bubbles=bubbles(messages))
+    assert bubble_ids(html) == [1, 2, 3]  # the empty row makes no bubble
+    assert '<span class="label">Reasoning</span>' in html and "because" in html
+    assert "<p>Turn failed (error_max_turns): &lt;b&gt;stop&lt;/b&gt;</p>" in html
+    assert '<span class="label">citation</span>' in html and "&lt;x&gt;" in html
+    assert "2026-12-02 16:49:42 UTC" in html
+
+
+def test_agent_markup_is_shown_as_text(client):
+    sid = create_session(client, "workflow", {"workflow_id": "wf"})
+    post_lines(client, sid, [
+        cl.assistant(cl.text(f"look: {SCRIPT} <img src=x onerror=alert(1)>")),
+        cl.assistant(cl.tool_use("t1", f"Bash{SCRIPT}", {"command": SCRIPT})),
+        cl.tool_result("t1", SCRIPT),
+        cl.result(),
+    ])
+    html = page(client, f"/sessions/{sid}")
+    assert SCRIPT not in html and "<img" not in html
+    assert html.count("&lt;script&gt;window.pwned = 1&lt;/script&gt;") >= 4
+    assert_no_inline_script(html)
+
+
+def test_a_tool_only_ordinary_turn_adds_no_bubble(client):
+    sid = create_session(client, "chat")
+    post_lines(client, sid, [cl.assistant(cl.tool_use("t1")), cl.tool_result("t1"), cl.result()])
+    html = page(client, f"/sessions/{sid}")
+    assert bubble_ids(html) == []
+    assert '<p id="transcript-empty" class="empty">No messages yet.</p>' in html
+
+
+def test_the_page_follows_the_stream_from_its_last_event(client):
+    sid = create_session(client, "agent")
+    html = page(client, f"/sessions/{sid}")
+    assert f'data-stream-url="/api/remote/sessions/{sid}/stream?after=-1"' in html
+    assert 'data-live="true"' in html and 'data-state="connecting"' in html
+    post_lines(client, sid, [cl.assistant(cl.text("one")), cl.result(), "noise"])
+    complete(client, sid)
+    html = page(client, f"/sessions/{sid}")
+    assert f'data-stream-url="/api/remote/sessions/{sid}/stream?after=2"' in html
+    assert 'data-live="false"' in html and 'data-state="ended"' in html
+    assert re.search(r'data-last-message-id="(\d+)"', html).group(1) == str(bubble_ids(html)[-1])
+
+
+def test_bubbles_after_a_message_id_come_as_a_fragment(client, app):
+    sid = create_session(client, "agent")
+    post_lines(client, sid, [cl.assistant(cl.text("one")), cl.result(),
+                             cl.assistant(cl.text("two")), cl.result(),
+                             cl.assistant(cl.text("three")), cl.result()])
+    [first, second, third] = bubble_ids(page(client, f"/sessions/{sid}"))
+    response = client.get(f"/sessions/{sid}/bubbles?after={first}")
+    assert response.mimetype == "text/html"
+    assert response.headers["Cache-Control"] == "no-store"
+    assert response.headers["X-Last-Message-Id"] == str(third)
+    assert "X-Next-Cursor" not in response.headers
+    assert bubble_ids(response.get_data(as_text=True)) == [second, third]
+    assert "<html" not in response.get_data(as_text=True)
+
+    app.config["MAX_PAGE_SIZE"] = 1
+    paged = client.get(f"/sessions/{sid}/bubbles?after={first}")
+    assert bubble_ids(paged.get_data(as_text=True)) == [second]
+    assert paged.headers["X-Next-Cursor"] == paged.headers["X-Last-Message-Id"] == str(second)
+
+    caught_up = client.get(f"/sessions/{sid}/bubbles?after={third}")
+    assert caught_up.get_data(as_text=True).strip() == ""
+    assert "X-Last-Message-Id" not in caught_up.headers
+
+
+@pytest.mark.parametrize("path, status", [
+    ("/sessions/no-such-session", 404),
+    ("/sessions/no-such-session/bubbles", 404),
+])
+def test_an_unknown_session_is_an_html_page(client, path, status):
+    response = client.get(path)
+    assert response.status_code == status and response.mimetype == "text/html"
+    assert "no session no-such-session" in response.get_data(as_text=True)
+    assert response.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+
+
+def test_a_bad_cursor_is_a_422_page(client):
+    sid = create_session(client)
+    assert client.get(f"/sessions/{sid}/bubbles?after=abc").status_code == 422
+    assert client.get("/sessions?cursor=%%%").status_code == 422
+
+
+@pytest.mark.parametrize("name, mimetype", [("viewer.js", "text/javascript"),
+                                            ("viewer.css", "text/css")])
+def test_static_files_are_served_under_the_policy(client, name, mimetype):
+    response = client.get(f"/ui/static/{name}")
+    assert response.status_code == 200 and response.mimetype == mimetype
+    assert response.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    response.close()

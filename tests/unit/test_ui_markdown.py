@@ -1,0 +1,62 @@
+"""The viewer's Markdown subset: escape everything first, then a few constructs."""
+import re
+
+import pytest
+
+from app.ui.markdown import inline
+from app.ui.markdown import render
+
+
+@pytest.mark.parametrize("source", [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    '" onmouseover="alert(1)',
+    "`<script>`",
+    "**<b>bold</b>**",
+    "[x](https://example.com/\"><script>alert(1)</script>)",
+])
+def test_markup_in_the_text_stays_text(source):
+    html = str(render(source))
+    assert set(re.findall(r"</?(\w+)", html)) <= {"p", "code", "strong", "a"}
+    outside_links = re.sub(r'<a href="[^"<>]*" rel="nofollow noopener noreferrer">', "", html)
+    assert '"' not in outside_links  # no attribute of the agent's own
+
+
+def test_paragraphs_keep_single_newlines_as_breaks():
+    assert str(render("one\ntwo\n\nthree")) == "<p>one<br>two</p>\n<p>three</p>"
+
+
+def test_code_spans_and_fences_keep_their_contents_literal():
+    assert str(inline("run `a **b** <c>`")) == "run <code>a **b** &lt;c&gt;</code>"
+    html = str(render("```python\nif a < b:\n    print('**')\n```"))
+    assert html == ('<pre><code class="language-python">if a &lt; b:\n'
+                    "    print(&#39;**&#39;)</code></pre>")
+
+
+def test_an_unclosed_fence_runs_to_the_end():
+    assert str(render("```\nx < y")) == "<pre><code>x &lt; y</code></pre>"
+
+
+def test_bold_and_italic():
+    assert str(inline("**b** *i* _u_ __s__")) == (
+        "<strong>b</strong> <em>i</em> <em>u</em> <strong>s</strong>")
+    assert str(inline("snake_case_name and 2*3*4")) == "snake_case_name and 2*3*4"
+
+
+def test_links_only_for_http_and_https():
+    assert str(inline("[docs](https://x.org/a?b=1&c=2)")) == (
+        '<a href="https://x.org/a?b=1&amp;c=2" rel="nofollow noopener noreferrer">docs</a>')
+    for target in ("javascript:alert(1)", "data:text/html,x", "//evil.org", "ftp://x"):
+        html = str(inline(f"[x]({target})"))
+        assert "<a " not in html, html
+
+
+def test_headings_and_lists():
+    html = str(render("# Plan\n- one\n- **two**\n\n1. first\n2. second"))
+    assert html == ("<h1>Plan</h1>\n<ul><li>one</li><li><strong>two</strong></li></ul>\n"
+                    "<ol><li>first</li><li>second</li></ol>")
+
+
+def test_empty_text_renders_nothing():
+    assert str(render("")) == ""
+    assert str(render(None)) == ""

@@ -1,0 +1,59 @@
+"""Messages as bubbles: one part per block kind, and never an empty bubble."""
+from app.services.models import Message
+from app.ui.transcript import anchor
+from app.ui.transcript import bubbles
+
+
+def message(id_, content="", blocks=(), role="assistant"):
+    return Message(id_, "sid", role, content, list(blocks), {}, "remote_live", f"k{id_}",
+                   "2026-12-02T16:49:41.846043Z")
+
+
+def kinds(bubble):
+    return [part["kind"] for part in bubble.parts]
+
+
+def test_each_block_kind_becomes_its_part():
+    [bubble] = bubbles([message(1, "Done.", [
+        {"type": "thinking", "thinking": "hmm", "signature": "x"},
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "why"}]},
+        {"type": "redacted_thinking", "data": "opaque"},
+        {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls -la"}},
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a\nb", "is_error": True},
+        {"type": "image", "source": {}},
+    ])])
+    assert str(bubble.html) == "<p>Done.</p>"
+    assert kinds(bubble) == ["thinking", "thinking", "redacted_thinking", "tool_use",
+                             "tool_result", "other"]
+    thinking, reasoning, _, use, result, other = bubble.parts
+    assert (thinking["label"], thinking["text"]) == ("Thinking", "hmm")
+    assert (reasoning["label"], reasoning["text"]) == ("Reasoning", "why")
+    assert use["name"] == "Bash" and use["preview"] == "ls -la"
+    assert use["input_json"] == '{\n  "command": "ls -la"\n}'
+    assert result["anchor"] == use["anchor"] == "tool-toolu_1"
+    assert result["tool_name"] == "Bash" and result["is_error"] and result["text"] == "a\nb"
+    assert other["type"] == "image"
+
+
+def test_rows_with_nothing_to_show_make_no_bubble():
+    shown = bubbles([
+        message(1, ""),
+        message(2, "   \n"),
+        message(3, "", [{"type": "thinking", "thinking": " "}, {"type": "text", "text": ""}]),
+        message(4, "", [{"type": "tool_use", "id": "t", "name": "Read", "input": {}}]),
+        message(5, "plain system text", role="system"),
+    ])
+    assert [b.id for b in shown] == [4, 5]
+    assert str(shown[1].html) == "<p>plain system text</p>"
+
+
+def test_tool_result_content_lists_are_flattened_to_text():
+    [bubble] = bubbles([message(1, "", [{"type": "tool_result", "tool_use_id": "t9", "content": [
+        {"type": "text", "text": "first"}, {"type": "image", "data": "..."}]}])])
+    [result] = bubble.parts
+    assert result["text"].startswith("first\n{")
+    assert result["tool_name"] is None and result["tool_id"] == "t9"
+
+
+def test_anchor_is_a_safe_html_id():
+    assert anchor('a"b <c>') == "tool-a_b__c_"
