@@ -1,9 +1,11 @@
 """Ingest throughput: turnlog's ingest_output against a raw-sqlite3 floor.
 
-    .venv/bin/python bench/ingest.py [--events N] [--batch B]
+    .venv/bin/python bench/ingest.py [--events N] [--batch B] [--database-url URL]
 
-The floor is what SQLite itself costs when every line is made durable on its
-own (one COMMIT per row, WAL, synchronous=NORMAL). The service batches lines per
+The floor is what the database itself costs when every line is made durable on
+its own: one COMMIT per row (SQLite: WAL, synchronous=NORMAL). With
+--database-url postgresql+psycopg://... every run gets a fresh schema there,
+dropped afterwards, and the floor is psycopg with one COMMIT per row. The service batches lines per
 request but also parses them, keeps the open turn and writes transcript rows, so
 the question is how much of that floor it keeps. Goal: batched ratio >= 0.5.
 """
@@ -15,9 +17,13 @@ import sys
 import tempfile
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
+from sqlalchemy import create_engine
+from sqlalchemy import make_url
 from sqlalchemy import text
+from sqlalchemy.pool import NullPool
 
 from app import create_app
 from app import db
@@ -99,9 +105,49 @@ def bench_baseline(path, lines):
     return len(lines) / elapsed
 
 
-def bench_service(path, lines, batch):
+@contextmanager
+def fresh_schema(database_url):
+    """The URL of a new schema in the PostgreSQL database `database_url`; dropped on exit."""
+    admin = create_engine(database_url, poolclass=NullPool)
+    name = f"bench_{uuid.uuid4().hex[:12]}"
+    with admin.begin() as conn:
+        conn.exec_driver_sql(f"CREATE SCHEMA {name}")
+    try:
+        url = make_url(database_url).update_query_dict({"options": f"-csearch_path={name}"})
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f"DROP SCHEMA {name} CASCADE")
+        admin.dispose()
+
+
+def bench_baseline_url(url, lines):
+    """The same floor through the driver of `url` (psycopg): one COMMIT per row."""
+    engine = create_engine(url, poolclass=NullPool)
+    conn = engine.raw_connection()
+    try:
+        cur = conn.cursor()
+        cur.execute("CREATE TABLE remote_runtime_outputs (session_id TEXT NOT NULL,"
+                    " event_index BIGINT NOT NULL, stream TEXT NOT NULL, payload TEXT NOT NULL,"
+                    " producer_seq BIGINT, created_at TEXT NOT NULL, expires_at TEXT NOT NULL,"
+                    " PRIMARY KEY (session_id, event_index))")
+        conn.commit()
+        insert = "INSERT INTO remote_runtime_outputs VALUES (%s, %s, 'stdout', %s, %s, %s, %s)"
+        sid, stamp = str(uuid.uuid4()), "2026-01-01T00:00:00.000000Z"
+        start = time.perf_counter()
+        for i, line in enumerate(lines):
+            cur.execute(insert, (sid, i, line, i, stamp, stamp))
+            conn.commit()
+        elapsed = time.perf_counter() - start
+    finally:
+        conn.close()
+        engine.dispose()
+    return len(lines) / elapsed
+
+
+def bench_service(url, lines, batch):
     """ingest_output as a runner drives it: `batch` lines per call. Returns (events/s, check)."""
-    app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{path}"})
+    app = create_app({"SQLALCHEMY_DATABASE_URI": url})
     with app.app_context():
         migrations.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
         sid = sessions.open_session({"session_type": "agent"}, db.writing()).session_id
@@ -133,18 +179,31 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=20000, help="lines to ingest (N)")
     parser.add_argument("--batch", type=int, default=100, help="lines per ingest call (B)")
+    parser.add_argument("--database-url", default=None,
+                        help="a PostgreSQL URL (postgresql+psycopg://...); default: SQLite files")
     args = parser.parse_args()
     lines = claude_lines(args.events)
 
     # A fresh database per run, so no run pays for another's rows or WAL.
-    with tempfile.TemporaryDirectory(prefix="turnlog-bench-") as tmp:
-        base = bench_baseline(str(Path(tmp) / "baseline.sqlite"), lines)
-        batched, check_b = bench_service(Path(tmp) / "batched.sqlite", lines, args.batch)
-        single, check_1 = bench_service(Path(tmp) / "single.sqlite", lines, 1)
+    if args.database_url:
+        backend = make_url(args.database_url).get_backend_name()
+        with fresh_schema(args.database_url) as url:
+            base = bench_baseline_url(url, lines)
+        with fresh_schema(args.database_url) as url:
+            batched, check_b = bench_service(url, lines, args.batch)
+        with fresh_schema(args.database_url) as url:
+            single, check_1 = bench_service(url, lines, 1)
+    else:
+        backend = "sqlite3"
+        with tempfile.TemporaryDirectory(prefix="turnlog-bench-") as tmp:
+            base = bench_baseline(str(Path(tmp) / "baseline.sqlite"), lines)
+            batched, check_b = bench_service(f"sqlite:///{Path(tmp) / 'batched.sqlite'}",
+                                             lines, args.batch)
+            single, check_1 = bench_service(f"sqlite:///{Path(tmp) / 'single.sqlite'}", lines, 1)
 
     print(f"{args.events} events, avg {sum(map(len, lines)) / len(lines):.0f} B/line\n")
     print(f"{'run':<28}{'events/s':>12}{'vs baseline':>14}")
-    print(f"{'baseline sqlite3, 1/commit':<28}{base:>12,.0f}{1:>14.2f}")
+    print(f"{f'baseline {backend}, 1/commit':<28}{base:>12,.0f}{1:>14.2f}")
     print(f"{f'service, batch {args.batch}':<28}{batched:>12,.0f}{batched / base:>14.2f}")
     print(f"{'service, batch 1':<28}{single:>12,.0f}{single / base:>14.2f}")
 

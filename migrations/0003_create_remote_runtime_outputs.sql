@@ -3,10 +3,10 @@
 -- transcript in session_messages does not.
 CREATE TABLE remote_runtime_outputs (
     session_id   TEXT NOT NULL REFERENCES agent_sessions (session_id) ON DELETE CASCADE,
-    event_index  INTEGER NOT NULL,
+    event_index  BIGINT  NOT NULL,
     stream       TEXT NOT NULL CHECK (stream IN ('stdout', 'stderr', 'system')),
     payload      TEXT NOT NULL,
-    producer_seq INTEGER,
+    producer_seq BIGINT,
     created_at   TEXT NOT NULL,
     expires_at   TEXT NOT NULL,
     PRIMARY KEY (session_id, event_index)

@@ -4,7 +4,7 @@
 CREATE TABLE stream_cursors (
     session_id     TEXT NOT NULL REFERENCES agent_sessions (session_id) ON DELETE CASCADE,
     client_id      TEXT NOT NULL,
-    last_delivered INTEGER NOT NULL,
+    last_delivered BIGINT  NOT NULL,
     updated_at     TEXT NOT NULL,
     PRIMARY KEY (session_id, client_id)
 );

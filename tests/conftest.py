@@ -1,9 +1,27 @@
-"""Shared fixtures: a real SQLite file per test with every migration applied."""
+"""Shared fixtures: a fresh database per test with every migration applied.
+
+Every test that uses the `app` (or `database_url`) runs on SQLite, a file of its
+own, and, when TURNLOG_TEST_POSTGRES_URL names a PostgreSQL database
+(postgresql+psycopg://user:password@host:port/dbname, see .ci/postgres), once more
+on PostgreSQL, in a schema of its own that is dropped afterwards. A test marked
+`sqlite_only` checks something only SQLite has (PRAGMAs, file locks, the file itself).
+"""
+import os
+import uuid
+from contextlib import contextmanager
+
 import pytest
+from sqlalchemy import create_engine
+from sqlalchemy import make_url
+from sqlalchemy.pool import NullPool
 
 from app import create_app
 from app.extensions import db
 from app.services import migrations
+from app.services.repositories.dialect import mark
+
+POSTGRES_URL = os.environ.get("TURNLOG_TEST_POSTGRES_URL")
+BACKENDS = ["sqlite", "postgresql"] if POSTGRES_URL else ["sqlite"]
 
 
 def pytest_collection_modifyitems(items):
@@ -14,16 +32,51 @@ def pytest_collection_modifyitems(items):
                 item.add_marker(ring)
 
 
+def pytest_generate_tests(metafunc):
+    """Run every test that needs a database once per backend (`backend` names it)."""
+    if "backend" in metafunc.fixturenames:
+        sqlite_only = metafunc.definition.get_closest_marker("sqlite_only") is not None
+        metafunc.parametrize("backend", ["sqlite"] if sqlite_only else BACKENDS)
+
+
 @pytest.fixture
 def db_path(tmp_path):
+    """The SQLite file of this test (on the sqlite backend)."""
     return tmp_path / "turnlog.sqlite"
 
 
+@contextmanager
+def postgres_schema():
+    """The URL of a new, empty schema in the test database; dropped on exit."""
+    admin = create_engine(POSTGRES_URL, poolclass=NullPool)
+    name = f"t_{uuid.uuid4().hex}"
+    try:
+        with admin.begin() as conn:
+            conn.exec_driver_sql(f"CREATE SCHEMA {name}")
+        url = make_url(POSTGRES_URL).update_query_dict({"options": f"-csearch_path={name}"})
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as conn:
+            conn.exec_driver_sql("SET LOCAL lock_timeout = '10s'")
+            conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+        admin.dispose()
+
+
 @pytest.fixture
-def app(db_path):
+def database_url(backend, db_path):
+    """A SQLAlchemy URL of an empty database of this test's backend."""
+    if backend == "sqlite":
+        yield f"sqlite:///{db_path}"
+    else:
+        with postgres_schema() as url:
+            yield url
+
+
+@pytest.fixture
+def app(database_url):
     app = create_app({
         "TESTING": True,
-        "SQLALCHEMY_DATABASE_URI": f"sqlite:///{db_path}",
+        "SQLALCHEMY_DATABASE_URI": database_url,
     })
     with app.app_context():
         migrations.upgrade(db.engine, app.config["MIGRATIONS_DIR"])
@@ -35,3 +88,21 @@ def app(db_path):
 @pytest.fixture
 def runner(app):
     return app.test_cli_runner()
+
+
+@pytest.fixture
+def rows(database_url):
+    """rows(sql, *params): run one statement on a connection of its own and commit;
+    the rows as tuples ([] for a statement that returns none).
+
+    `?` marks a parameter on either backend (SQL in tests holds no other `?` or `%`).
+    """
+    engine = create_engine(database_url, poolclass=NullPool)
+
+    def query(sql, *params):
+        with engine.begin() as conn:
+            result = conn.exec_driver_sql(sql.replace("?", mark(conn)), params)
+            return [tuple(row) for row in result] if result.returns_rows else []
+
+    yield query
+    engine.dispose()

@@ -34,7 +34,7 @@ STOP_SECONDS = 10
 class Gunicorn:
     base: str  # http://127.0.0.1:<port>
     address: str  # 127.0.0.1:<port>
-    db_file: Path
+    db_file: Path | None  # the SQLite file, None when serving `database_url`
     log: Path
 
 
@@ -65,14 +65,18 @@ def call(base, method, path, body=None, timeout=30):
 
 
 @contextmanager
-def gunicorn(tmp_dir, env=None, workers=2, threads=4):
-    """Migrate a fresh SQLite file in `tmp_dir`, serve it with gunicorn.conf.py, stop it after."""
+def gunicorn(tmp_dir, env=None, workers=2, threads=4, database_url=None):
+    """Migrate a database, serve it with gunicorn.conf.py, stop it after.
+
+    The database is `database_url` when given (several servers may share one), else a
+    fresh SQLite file in `tmp_dir`.
+    """
     tmp_dir = Path(tmp_dir)
-    db_file = tmp_dir / "served.sqlite"
+    db_file = None if database_url else tmp_dir / "served.sqlite"
     log = tmp_dir / "gunicorn.log"
     address = f"127.0.0.1:{free_port()}"
     full_env = {**os.environ, **(env or {}),
-                "TURNLOG_SQLALCHEMY_DATABASE_URI": f"sqlite:///{db_file}",
+                "TURNLOG_SQLALCHEMY_DATABASE_URI": database_url or f"sqlite:///{db_file}",
                 "GUNICORN_BIND": address, "GUNICORN_WORKERS": str(workers),
                 "GUNICORN_THREADS": str(threads),
                 # gunicorn >= 25.1 opens a control socket there, not in ~/.gunicorn.

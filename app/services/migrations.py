@@ -86,6 +86,7 @@ def upgrade(engine, folder, *, clock=utc_now):
             conn = conn.execution_options(**{WRITE_OPTION: True})
             with conn.begin():
                 repo = SchemaMigrationRepository(conn)
+                repo.lock()
                 if repo.is_applied(migration.version):  # another process got there first
                     continue
                 for statement in statements:

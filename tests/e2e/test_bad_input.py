@@ -1,7 +1,5 @@
 """Hostile or odd input is a 4xx (or is stored safely), never a 500."""
 import json
-import sqlite3
-from contextlib import closing
 
 import pytest
 
@@ -13,11 +11,6 @@ from tests.api import post_lines
 
 INT64_MAX = 2**63 - 1
 SESSIONS = "/api/remote/sessions"
-
-
-def rows(db_path, sql, *params):
-    with closing(sqlite3.connect(db_path)) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 def error_of(response, status):
@@ -64,12 +57,12 @@ def test_seq_beyond_int64_is_422(client, seq):
     assert error_of(response, 422)["code"] == "validation_error"
 
 
-def test_largest_int64_seq_is_stored(client, db_path):
+def test_largest_int64_seq_is_stored(client, rows):
     sid = create_session(client)
     response = client.post(f"{SESSIONS}/{sid}/output",
                            json={"chunks": [{"seq": INT64_MAX, "data": "x"}]})
     assert response.status_code == 200
-    assert rows(db_path, "SELECT producer_seq FROM remote_runtime_outputs") == [(INT64_MAX,)]
+    assert rows("SELECT producer_seq FROM remote_runtime_outputs") == [(INT64_MAX,)]
 
 
 @pytest.mark.parametrize("field", ["input_tokens", "output_tokens", "requests"])
@@ -129,13 +122,13 @@ def test_lone_surrogate_in_report_id_is_422(client):
 
 
 @pytest.mark.parametrize("stream", ["stdout", "stderr", "system"])
-def test_lone_surrogate_in_chunk_data_is_replaced_and_the_line_kept(client, db_path, stream):
+def test_lone_surrogate_in_chunk_data_is_replaced_and_the_line_kept(client, rows, stream):
     sid = create_session(client)
     response = post_lines(client, sid, ["a\ud800b", "\udc00"], stream=stream)
     assert response.status_code == 200
-    stored = rows(db_path, "SELECT CAST(payload AS BLOB) FROM remote_runtime_outputs"
-                  " ORDER BY event_index")
-    assert [blob.decode("utf-8") for (blob,) in stored] == ["a\ufffdb", "\ufffd"]
+    # stored as valid UTF-8: reading it back would fail otherwise
+    stored = rows("SELECT payload FROM remote_runtime_outputs ORDER BY event_index")
+    assert stored == [("a\ufffdb",), ("\ufffd",)]
 
 
 def test_lone_surrogate_escaped_inside_an_agent_line_is_replaced_in_the_transcript(client):
@@ -147,11 +140,11 @@ def test_lone_surrogate_escaped_inside_an_agent_line_is_replaced_in_the_transcri
     assert message["content"] == "bad \ufffd text"
 
 
-def test_lone_surrogates_in_context_are_kept_as_json_escapes(client, db_path):
+def test_lone_surrogates_in_context_are_kept_as_json_escapes(client, rows):
     context = {"note": "x\ud800y", "k\udfff": ["\ud83d"]}
     sid = create_session(client, "chat", context)
     assert get_session(client, sid)["context"] == context
-    (stored,) = rows(db_path, "SELECT context FROM agent_sessions WHERE session_id = ?", sid)
+    (stored,) = rows("SELECT context FROM agent_sessions WHERE session_id = ?", sid)
     assert stored[0].isascii()
     assert client.get(SESSIONS).status_code == 200
 
@@ -168,7 +161,7 @@ def test_context_nested_too_deep_is_422_and_listing_still_works(client):
     assert get_session(client, sid)["context"] == {"a": nested(MAX_DEPTH - 1)}
 
 
-def test_deeply_nested_stdout_line_is_buffered_and_ignored(client, db_path):
+def test_deeply_nested_stdout_line_is_buffered_and_ignored(client, rows):
     sid = create_session(client)
     deep = "[" * 50000
     too_deep = cl.assistant(cl.tool_use("t1", tool_input={"x": nested(MAX_DEPTH + 1)}))
@@ -177,7 +170,7 @@ def test_deeply_nested_stdout_line_is_buffered_and_ignored(client, db_path):
     assert response.get_json()["accepted"] == 4
     session = get_session(client, sid)
     assert [m["content"] for m in session["messages"]] == ["fine"]
-    payloads = rows(db_path, "SELECT payload FROM remote_runtime_outputs ORDER BY event_index")
+    payloads = rows("SELECT payload FROM remote_runtime_outputs ORDER BY event_index")
     assert payloads[0] == (deep,)
 
 

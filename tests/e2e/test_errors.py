@@ -68,19 +68,14 @@ def test_bad_output_body_is_422_and_changes_nothing(client, body):
     assert get_session(client, sid) == before
 
 
-def stored_outputs(db_path):
-    with closing(sqlite3.connect(db_path)) as conn:
-        return conn.execute("SELECT event_index, producer_seq, payload"
-                            " FROM remote_runtime_outputs ORDER BY event_index").fetchall()
-
-
-def test_oversized_request_is_413_and_stores_nothing(app, client, db_path):
+def test_oversized_request_is_413_and_stores_nothing(app, client, rows):
     sid = create_session(client)
     assert post_lines(client, sid, ["accepted earlier"]).status_code == 200
     app.config["MAX_CONTENT_LENGTH"] = 1024
     response = post_lines(client, sid, ["x" * 4096], start_seq=1)
     assert error_of(response, 413)["code"] == "request_entity_too_large"
-    assert stored_outputs(db_path) == [(0, 0, "accepted earlier")]
+    stored = rows("SELECT event_index, producer_seq, payload FROM remote_runtime_outputs")
+    assert stored == [(0, 0, "accepted earlier")]
 
 
 def test_output_after_completion_is_409_but_retries_are_fine(client):
@@ -118,9 +113,9 @@ def test_wrong_method_keeps_the_allow_header(client):
 
 
 @pytest.fixture
-def bare_app(app, db_path):
+def bare_app(app, database_url):
     """A production-like app (TESTING off) on the migrated test database."""
-    bare = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{db_path}",
+    bare = create_app({"SQLALCHEMY_DATABASE_URI": database_url,
                        "SQLITE_BUSY_TIMEOUT": 0.05})
     assert not bare.testing
     yield bare
@@ -156,6 +151,7 @@ def test_service_error_subclasses_get_their_ancestor_status(bare_app):
     assert (error["code"], error["details"]) == ("session_gone", {"session_id": "s"})
 
 
+@pytest.mark.sqlite_only  # SQLite's database-wide write lock; PostgreSQL writers queue per row
 def test_locked_database_is_503_with_retry_after(bare_app, db_path):
     client = bare_app.test_client()
     sid = create_session(client)

@@ -1,5 +1,4 @@
 """The session API through the Flask test client: payloads match the rows."""
-import sqlite3
 
 from tests import claude_lines as cl
 from tests.api import complete
@@ -8,12 +7,7 @@ from tests.api import get_session
 from tests.api import post_lines
 
 
-def rows(db_path, sql, *params):
-    with sqlite3.connect(db_path) as conn:
-        return conn.execute(sql, params).fetchall()
-
-
-def test_get_payload_matches_rows(client, db_path):
+def test_get_payload_matches_rows(client, rows):
     sid = create_session(client, "agent")
     response = post_lines(client, sid, [
         cl.system_init(),
@@ -26,8 +20,8 @@ def test_get_payload_matches_rows(client, db_path):
     assert response.get_json() == {"accepted": 5, "duplicates": 0, "last_event_index": 4}
 
     session = get_session(client, sid)
-    stored = rows(db_path, "SELECT id, role, content FROM session_messages "
-                  "WHERE session_id = ? ORDER BY id", sid)
+    stored = rows("SELECT id, role, content FROM session_messages "
+             "WHERE session_id = ? ORDER BY id", sid)
     assert [(m["id"], m["role"], m["content"]) for m in session["messages"]] == stored
     assert session["message_count"] == len(stored) == 2
     assert session["messages"][1]["content"] == "Looking.\n\nFound it."
@@ -37,13 +31,13 @@ def test_get_payload_matches_rows(client, db_path):
     assert complete(client, sid).get_json()["session"]["status"] == "completed"
 
 
-def test_tool_only_ordinary_turn_leaves_no_empty_bubble(client, db_path):
+def test_tool_only_ordinary_turn_leaves_no_empty_bubble(client, rows):
     sid = create_session(client, "chat")
     post_lines(client, sid, [cl.assistant(cl.tool_use("t1")), cl.tool_result("t1"), cl.result()])
     session = get_session(client, sid)
     assert session["messages"] == []
     assert session["message_count"] == 0
-    assert rows(db_path, "SELECT COUNT(*) FROM session_messages")[0][0] == 0
+    assert rows("SELECT COUNT(*) FROM session_messages")[0][0] == 0
 
 
 def test_autonomous_tool_only_turn_is_kept_as_evidence(client):
@@ -54,7 +48,7 @@ def test_autonomous_tool_only_turn_is_kept_as_evidence(client):
     assert [b["type"] for b in message["content_blocks"]] == ["tool_use", "tool_result"]
 
 
-def test_message_count_equals_rows_after_mixed_traffic(client, db_path):
+def test_message_count_equals_rows_after_mixed_traffic(client, rows):
     sid = create_session(client, "agent")
     lines = [cl.system_init(), cl.assistant(cl.text("a")), cl.result(),
              cl.assistant(cl.thinking()), cl.result(),
@@ -64,7 +58,7 @@ def test_message_count_equals_rows_after_mixed_traffic(client, db_path):
     complete(client, sid)
     complete(client, sid)
     session = get_session(client, sid)
-    count = rows(db_path, "SELECT COUNT(*) FROM session_messages WHERE session_id = ? "
+    count = rows("SELECT COUNT(*) FROM session_messages WHERE session_id = ? "
                  "AND role IN ('assistant', 'system')", sid)[0][0]
     assert session["message_count"] == count == 4
     assert [m["content"] for m in session["messages"]][1:] == ["a", "b", "tail"]
@@ -85,12 +79,12 @@ def test_usage_reports_count_once(client):
     assert session["total_tokens"] == 240
 
 
-def test_output_duplicates_are_reported_not_restored(client, db_path):
+def test_output_duplicates_are_reported_not_restored(client, rows):
     sid = create_session(client)
     post_lines(client, sid, ["a", "b"])
     again = post_lines(client, sid, ["a", "b", "c"]).get_json()
     assert again == {"accepted": 1, "duplicates": 2, "last_event_index": 2}
-    stored = rows(db_path, "SELECT event_index, producer_seq, payload FROM remote_runtime_outputs "
+    stored = rows("SELECT event_index, producer_seq, payload FROM remote_runtime_outputs "
                   "WHERE session_id = ? ORDER BY event_index", sid)
     assert stored == [(0, 0, "a"), (1, 1, "b"), (2, 2, "c")]
 

@@ -1,7 +1,5 @@
 """The SSE stream through the test client: replay, resume, reset, end."""
 import json
-import sqlite3
-from contextlib import closing
 
 import pytest
 
@@ -81,10 +79,9 @@ def test_client_cursor_is_remembered_server_side(client, finished_session):
     assert len([e for e in events if e[0] == "output"]) == 5
 
 
-def test_a_cursor_before_the_retained_buffer_gets_one_reset(client, finished_session, db_path):
+def test_a_cursor_before_the_retained_buffer_gets_one_reset(client, finished_session, rows):
     sid, lines = finished_session
-    with closing(sqlite3.connect(db_path)) as conn, conn:
-        conn.execute("DELETE FROM remote_runtime_outputs WHERE event_index < 3")
+    rows("DELETE FROM remote_runtime_outputs WHERE event_index < 3")
     _, events = read_stream(client, sid, "?after=0")
     assert events[0][0] == "reset"
     assert events[0][1] == "2"
@@ -94,17 +91,15 @@ def test_a_cursor_before_the_retained_buffer_gets_one_reset(client, finished_ses
 
 
 def test_prune_outputs_deletes_only_expired_rows_and_keeps_the_transcript(
-        app, client, runner, db_path):
+        app, client, runner, rows):
     sid = create_session(client)
     post_lines(client, sid, [cl.assistant(cl.text("kept")), cl.result(), "x"])
-    with closing(sqlite3.connect(db_path)) as conn, conn:
-        conn.execute("UPDATE remote_runtime_outputs SET expires_at = '2000-01-01T00:00:00.000000Z'"
-                     " WHERE event_index < 2")
+    rows("UPDATE remote_runtime_outputs SET expires_at = '2000-01-01T00:00:00.000000Z'"
+         " WHERE event_index < 2")
     result = runner.invoke(args=["prune-outputs", "--batch-size", "1"])
     assert result.exit_code == 0 and "deleted 2" in result.output
-    with closing(sqlite3.connect(db_path)) as conn:
-        left = [r[0] for r in conn.execute("SELECT event_index FROM remote_runtime_outputs")]
-        transcript = conn.execute("SELECT content FROM session_messages").fetchall()
+    left = [r[0] for r in rows("SELECT event_index FROM remote_runtime_outputs")]
+    transcript = rows("SELECT content FROM session_messages")
     assert left == [2]
     assert transcript == [("kept",)]
 

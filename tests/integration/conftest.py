@@ -1,7 +1,6 @@
-"""Integration helpers: drive the service layer on a SQLite file, read it back with SQL."""
+"""Integration helpers: drive the service layer on a real database, read it back with SQL
+(`rows`, from tests/conftest.py)."""
 import json
-import sqlite3
-from contextlib import closing
 
 import pytest
 
@@ -21,15 +20,6 @@ KINDS = {
     "agent_with_workflow_id": ("agent", {"workflow_id": "wf-1"}),
     "autonomous": ("workflow", {"workflow_id": "wf-1"}),
 }
-
-
-@pytest.fixture
-def rows(db_path):
-    """rows(sql, *params): every row of a query, on a connection of its own."""
-    def query(sql, *params):
-        with closing(sqlite3.connect(db_path)) as conn:
-            return conn.execute(sql, params).fetchall()
-    return query
 
 
 @pytest.fixture

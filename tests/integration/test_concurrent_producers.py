@@ -1,17 +1,16 @@
 """Producer processes share one session: event_index stays gap-free, unique and lossless.
 
 Each producer is its own spawned interpreter with its own app and engine on the
-same SQLite file, as gunicorn workers would be. They build their apps, meet at
-a barrier, and then ingest at once; the file is read back with plain sqlite3.
+same database (a SQLite file, or a PostgreSQL schema), as gunicorn workers would be.
+They build their apps, meet at a barrier, and then ingest at once; the rows are read
+back on a connection of the test's own.
 """
 import json
 import multiprocessing
 import queue
-import sqlite3
 import threading
 import time
 import traceback
-from contextlib import closing
 
 from app import create_app
 from app.db import writing
@@ -50,7 +49,7 @@ def batches(shift):
     return list(zip(cuts, cuts[1:]))
 
 
-def produce(slot, db_path, session_id, owner, shift, barrier, pair, reports):
+def produce(slot, database_url, session_id, owner, shift, barrier, pair, reports):
     """Child process: ingest `owner`'s whole range in batches; put one report, always.
 
     With a `pair` barrier the two senders of one range meet before each of the
@@ -58,7 +57,7 @@ def produce(slot, db_path, session_id, owner, shift, barrier, pair, reports):
     """
     report = {"slot": slot, "owner": owner, "receipts": [], "error": None}
     try:
-        app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{db_path}"})
+        app = create_app({"SQLALCHEMY_DATABASE_URI": database_url})
         with app.app_context():
             barrier.wait(START_TIMEOUT)
             for round_, (first, stop) in enumerate(batches(shift)):
@@ -78,7 +77,7 @@ def produce(slot, db_path, session_id, owner, shift, barrier, pair, reports):
     reports.put(report)
 
 
-def run_producers(db_path, session_id, plan):
+def run_producers(database_url, session_id, plan):
     """Start one process per (owner, shift, pair) in `plan`, release them together, collect.
 
     Returns (reports in slot order, seconds from the barrier to the last report,
@@ -90,7 +89,7 @@ def run_producers(db_path, session_id, plan):
     pairs = {key: ctx.Barrier(2) for _, _, key in plan if key is not None}
     procs = [
         ctx.Process(target=produce, daemon=True,
-                    args=(slot, str(db_path), session_id, owner, shift, barrier,
+                    args=(slot, database_url, session_id, owner, shift, barrier,
                           pairs.get(key), reports))
         for slot, (owner, shift, key) in enumerate(plan)
     ]
@@ -129,16 +128,13 @@ def assert_all_finished(reports, exit_codes):
     assert exit_codes == [0] * len(reports)
 
 
-def stored(db_path, session_id):
+def stored(rows, session_id):
     """(event_index, producer_seq, stream, payload) in event order, and next_event_index."""
-    with closing(sqlite3.connect(db_path)) as conn:
-        found = conn.execute(
-            "SELECT event_index, producer_seq, stream, payload FROM remote_runtime_outputs"
-            " WHERE session_id = ? ORDER BY event_index", (session_id,)).fetchall()
-        (everywhere,), = conn.execute("SELECT COUNT(*) FROM remote_runtime_outputs").fetchall()
-        (next_index,), = conn.execute(
-            "SELECT next_event_index FROM agent_sessions WHERE session_id = ?",
-            (session_id,)).fetchall()
+    found = rows("SELECT event_index, producer_seq, stream, payload FROM remote_runtime_outputs"
+                 " WHERE session_id = ? ORDER BY event_index", session_id)
+    (everywhere,), = rows("SELECT COUNT(*) FROM remote_runtime_outputs")
+    (next_index,), = rows("SELECT next_event_index FROM agent_sessions WHERE session_id = ?",
+                          session_id)
     assert everywhere == len(found)
     return found, next_index
 
@@ -179,14 +175,14 @@ def switches(found):
     return sum(a != b for a, b in zip(owners, owners[1:]))
 
 
-def test_concurrent_producer_processes_number_every_chunk_once(new_session, db_path, rows):
+def test_concurrent_producer_processes_number_every_chunk_once(new_session, database_url, rows):
     sid = new_session()
     plan = [(p, 0, None) for p in range(PRODUCERS)]
 
-    reports, elapsed, exit_codes = run_producers(db_path, sid, plan)
+    reports, elapsed, exit_codes = run_producers(database_url, sid, plan)
 
     assert_all_finished(reports, exit_codes)
-    found, next_index = stored(db_path, sid)
+    found, next_index = stored(rows, sid)
     total = PRODUCERS * CHUNKS
     print(f"\n{total} chunks, {PRODUCERS} processes, {elapsed:.2f}s,"
           f" {total / elapsed:.0f} chunks/s, switches={switches(found)}, lost={total - len(found)}")
@@ -211,16 +207,16 @@ def test_concurrent_producer_processes_number_every_chunk_once(new_session, db_p
     assert len(turns) == len(expected)
 
 
-def test_producers_racing_on_the_same_seqs_store_each_once(new_session, db_path, rows):
+def test_producers_racing_on_the_same_seqs_store_each_once(new_session, database_url, rows):
     sid = new_session()
     owners = range(PRODUCERS // 2)
     # each range has an original sender and a re-sender, meeting before every round
     plan = [sender for o in owners for sender in ((o, 0, o), (o, RESEND_SHIFT, o))]
 
-    reports, elapsed, exit_codes = run_producers(db_path, sid, plan)
+    reports, elapsed, exit_codes = run_producers(database_url, sid, plan)
 
     assert_all_finished(reports, exit_codes)
-    found, next_index = stored(db_path, sid)
+    found, next_index = stored(rows, sid)
     unique, sent = len(owners) * CHUNKS, len(plan) * CHUNKS
     receipts = [r for report in reports for r in report["receipts"]]
     partial = sum(0 < accepted < size for _, size, accepted, _, _ in receipts)

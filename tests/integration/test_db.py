@@ -1,4 +1,5 @@
 """Connection settings and configuration: WAL, foreign keys, busy timeout, env overrides."""
+import pytest
 from sqlalchemy import text
 
 from app import create_app
@@ -8,6 +9,7 @@ from tests.api import create_session
 from tests.api import post_lines
 
 
+@pytest.mark.sqlite_only
 def test_every_connection_has_wal_foreign_keys_and_a_busy_timeout(app):
     with app.app_context(), db.engine.connect() as conn:
         assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"

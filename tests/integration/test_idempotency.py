@@ -1,7 +1,5 @@
 """Replaying a stream, under the same seqs or new ones, never writes a row twice."""
 import json
-import sqlite3
-from contextlib import closing
 
 import pytest
 
@@ -175,12 +173,11 @@ def test_whole_turns_replayed_beyond_the_replay_window_write_no_row(kind, new_se
 
 @BOTH_KINDS
 def test_whole_turns_replayed_after_the_buffer_expired_write_no_row(kind, new_session, feed,
-                                                                    messages, counts, db_path):
+                                                                    messages, counts, rows):
     sid = new_session(kind)
     feed(sid, a_stream())
     before = messages(sid)
-    with closing(sqlite3.connect(db_path)) as conn, conn:  # what a retention purge does
-        conn.execute("DELETE FROM remote_runtime_outputs WHERE session_id = ?", (sid,))
+    rows("DELETE FROM remote_runtime_outputs WHERE session_id = ?", sid)  # a retention purge
 
     receipt = feed(sid, a_stream())
 

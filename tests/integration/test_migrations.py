@@ -3,6 +3,7 @@ import re
 from pathlib import Path
 
 import pytest
+from sqlalchemy import inspect
 
 from app import create_app
 from app.extensions import db
@@ -19,10 +20,9 @@ def migration_files(app):
 
 
 @pytest.fixture
-def fresh_app(tmp_path):
-    """An app on an empty SQLite file, nothing migrated, its app context pushed."""
-    fresh = create_app({"TESTING": True,
-                        "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'fresh.sqlite'}"})
+def fresh_app(database_url):
+    """An app on an empty database, nothing migrated, its app context pushed."""
+    fresh = create_app({"TESTING": True, "SQLALCHEMY_DATABASE_URI": database_url})
     with fresh.app_context():
         yield fresh
         db.engine.dispose()
@@ -52,8 +52,9 @@ def test_upgrade_on_an_empty_database_applies_all_in_order(fresh_app, tmp_path):
     assert pending == []
 
 
-def test_every_table_exists_after_upgrade(app, rows):
-    tables = {name for (name,) in rows("SELECT name FROM sqlite_master WHERE type = 'table'")}
+def test_every_table_exists_after_upgrade(app):
+    with app.app_context():
+        tables = set(inspect(db.engine).get_table_names())
     assert {"agent_sessions", "session_messages", "remote_runtime_outputs",
             "usage_report_receipts", "session_turn_states", "schema_migrations"} <= tables
 
@@ -104,9 +105,7 @@ def test_a_failing_migration_leaves_no_trace_and_stops_the_run(fresh_app, tmp_pa
     applied, pending = migrations.status(db.engine, folder)
     assert sorted(applied) == [1]
     assert [m.version for m in pending] == [2, 3]
-    with db.engine.connect() as conn:
-        tables = {r[0] for r in conn.exec_driver_sql(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = set(inspect(db.engine).get_table_names())
     assert "a" in tables and "b" not in tables and "c" not in tables
 
 

@@ -9,13 +9,13 @@ BOTH_KINDS = pytest.mark.parametrize("kind", ["ordinary", "autonomous"])
 
 
 @pytest.fixture
-def restart(db_path):
-    """restart(): a brand-new app on the same SQLite file, its app context pushed."""
+def restart(database_url):
+    """restart(): a brand-new app on the same database, its app context pushed."""
     apps = []
 
     def start():
         db.engine.dispose()  # the old process's connections die with it
-        fresh = create_app({"TESTING": True, "SQLALCHEMY_DATABASE_URI": f"sqlite:///{db_path}"})
+        fresh = create_app({"TESTING": True, "SQLALCHEMY_DATABASE_URI": database_url})
         context = fresh.app_context()
         context.push()
         apps.append(context)

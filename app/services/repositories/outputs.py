@@ -5,9 +5,12 @@ from sqlalchemy import text
 from app.services.repositories.dialect import mark
 from app.services.repositories.dialect import placeholders
 
+# The BETWEEN bound lets a planner walk (session_id, producer_seq) over just the
+# batch's seq range; with the IN list alone PostgreSQL scanned the whole session.
 SELECT_KNOWN_SEQS = text(
     "SELECT producer_seq FROM remote_runtime_outputs"
-    " WHERE session_id = :session_id AND producer_seq IN :seqs"
+    " WHERE session_id = :session_id AND producer_seq BETWEEN :lowest AND :highest"
+    " AND producer_seq IN :seqs"
 ).bindparams(bindparam("seqs", expanding=True))
 # Positional markers ({m}) filled in with the driver's style: read on the raw cursor.
 SELECT_AFTER = (
@@ -34,7 +37,9 @@ class OutputRepository:
         """Which of `seqs` this session already stored."""
         if not seqs:
             return set()
-        rows = self.conn.execute(SELECT_KNOWN_SEQS, {"session_id": session_id, "seqs": list(seqs)})
+        params = {"session_id": session_id, "seqs": list(seqs),
+                  "lowest": min(seqs), "highest": max(seqs)}
+        rows = self.conn.execute(SELECT_KNOWN_SEQS, params)
         return {row[0] for row in rows}
 
     def list_after(self, session_id, after, limit):
