@@ -11,6 +11,7 @@ SERVICE_STATUS = {
     service_errors.SessionNotFound: 404,
     service_errors.SessionClosed: 409,
     service_errors.InvalidCursor: 422,
+    service_errors.UnknownProvider: 422,
 }
 # Headers of a werkzeug error that describe its HTML body, not the error itself.
 BODY_HEADERS = frozenset({"content-type", "content-length"})

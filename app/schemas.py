@@ -13,10 +13,10 @@ from marshmallow import validate
 from app.services.flush_policy import SESSION_TYPES
 from app.services.json_depth import MAX_DEPTH
 from app.services.json_depth import too_deep
+from app.services.providers import PROVIDERS
 from app.services.surrogates import has_lone_surrogate
 from app.services.surrogates import replace_lone_surrogates
 
-PROVIDERS = ("claude",)
 STREAMS = ("stdout", "stderr", "system")
 MAX_CHUNKS_PER_REQUEST = 10_000
 # What a signed 64-bit column (SQLite INTEGER, PostgreSQL BIGINT) can hold.

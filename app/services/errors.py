@@ -24,3 +24,9 @@ class InvalidCursor(ServiceError):
     """A paging cursor that is malformed or out of range."""
 
     code = "invalid_cursor"
+
+
+class UnknownProvider(ServiceError):
+    """A session names a provider whose lines no parser reads."""
+
+    code = "unknown_provider"

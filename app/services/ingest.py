@@ -14,7 +14,7 @@ from app.services.errors import SessionNotFound
 from app.services.flush_policy import policy_for
 from app.services.models import IngestReceipt
 from app.services.models import StoredOutput
-from app.services.stream_events import parse_line
+from app.services.providers import get_parser
 
 
 def ingest_output(session_id, chunks, uow, *, retention_seconds, clock=utc_now):
@@ -30,6 +30,7 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, clock=utc_now):
                 f"session {session_id} is {session.status}; it takes no more output",
                 {"status": session.status, "new_chunks": len(fresh)},
             )
+        parse_line = get_parser(session.provider)  # before anything is stored
         now = clock()
         stamp = to_iso(now)
         start = session.next_event_index
@@ -38,7 +39,7 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, clock=utc_now):
             for offset, chunk in enumerate(fresh)
         ]
         uow.outputs.add_many(session_id, stored, iso_after(now, retention_seconds))
-        written = _transcribe(uow, session, stored, stamp)
+        written = _transcribe(uow, session, stored, stamp, parse_line)
         uow.sessions.record_ingest(session_id, start + len(stored), written, stamp)
         uow.commit()
     return IngestReceipt(len(stored), duplicates, stored[-1].event_index, written)
@@ -100,8 +101,9 @@ def _drop_duplicates(chunks, known_seqs):
     return fresh, len(chunks) - len(fresh)
 
 
-def _transcribe(uow, session, stored, stamp):
-    """Feed new lines to the session's open turn; write the rows it completes."""
+def _transcribe(uow, session, stored, stamp, parse_line):
+    """Feed new lines, read by the parser of the session's provider, to its open
+    turn; write the rows it completes."""
     sid = session.session_id
     policy = policy_for(session.session_type, session.context)
     accumulator = Accumulator.restore(uow.turn_states.load(sid))

@@ -69,7 +69,22 @@ class Turn:
 
     @property
     def texts(self):
-        return tuple(p["text"] for p in self.parts if p.get("type") == "text")
+        """The turn's paragraphs: one per text block, except that a run of
+        consecutive `"delta": true` text blocks (streamed chunks of one message,
+        as Gemini sends them) is concatenated into one paragraph. Any other block
+        ends the run; a text block without the flag starts a new paragraph."""
+        texts, in_run = [], False
+        for part in self.parts:
+            if part.get("type") != "text":
+                in_run = False
+                continue
+            delta = part.get("delta") is True
+            if delta and in_run:
+                texts[-1] += part["text"]
+            else:
+                texts.append(part["text"])
+            in_run = delta
+        return tuple(texts)
 
     @property
     def blocks(self):

@@ -4,6 +4,7 @@ import pytest
 from app.services import ingest
 from app.services.errors import SessionClosed
 from app.services.errors import SessionNotFound
+from app.services.errors import UnknownProvider
 from app.services.models import Chunk
 from tests import claude_lines as cl
 from tests.fakes import FakeUnitOfWork
@@ -93,3 +94,21 @@ def test_usage_counts_once_per_report(uow):
     counted, session = ingest.record_usage("s1", report, uow)
     assert counted is False
     assert (session.request_count, session.total_tokens) == (1, 6)
+
+
+def test_lines_are_read_by_the_parser_of_the_sessions_provider(uow):
+    uow.sessions.add("gm", None, "agent", {}, "gemini", "t0")
+    deltas = ['{"type": "message", "role": "assistant", "content": "Hel", "delta": true}',
+              '{"type": "message", "role": "assistant", "content": "lo", "delta": true}',
+              '{"type": "result", "status": "success"}']
+    send(uow, deltas, session_id="gm")
+    send(uow, deltas)  # the Claude parser reads them as OpenAI-shape messages: no deltas
+    assert [(m.session_id, m.content) for m in uow.messages.rows] == [
+        ("gm", "Hello"), ("s1", "Hel\n\nlo")]
+
+
+def test_a_session_of_an_unknown_provider_stores_nothing(uow):
+    uow.sessions.add("old", None, "agent", {}, "no-such-cli", "t0")
+    with pytest.raises(UnknownProvider):
+        send(uow, [cl.assistant(cl.text("hi")), cl.result()], session_id="old")
+    assert uow.outputs.rows == [] and uow.commits == 0

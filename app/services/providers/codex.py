@@ -1,0 +1,163 @@
+"""OpenAI Codex CLI `codex exec --json` lines as `StreamEvent`s.
+
+Only an item's completed state is read (`item.started` / `item.updated` are
+ignored); `turn.completed` / `turn.failed` close the turn. An item's identity
+is `codex:<item id>:<digest of the line's JSON>`: item ids (`item_0`, ...) restart with
+every `codex exec` run of a thread, so the id alone would name different items
+alike, while the hash lets an exact replay of a line be recognised.
+"""
+import hashlib
+import json
+
+from app.services.event_types import ASSISTANT
+from app.services.event_types import RESULT
+from app.services.event_types import SYSTEM
+from app.services.event_types import StreamEvent
+from app.services.event_types import ignored
+from app.services.providers.decode import parse_with
+from app.services.providers.decode import text_of
+
+# Older builds named the assistant's reply `assistant_message` (under `item_type`).
+ITEM_ALIASES = {"assistant_message": "agent_message"}
+
+
+def parse_line(line):
+    """Turn one raw `codex exec --json` line into a `StreamEvent`; never raises."""
+    return parse_with(line, PARSERS)
+
+
+def parse_item_completed(obj):
+    """A finished item: its blocks (or a note, for an `error` item)."""
+    item = obj.get("item")
+    if not isinstance(item, dict):
+        return ignored("no_item")
+    kind = text_of(item.get("type")) or text_of(item.get("item_type"))
+    kind = ITEM_ALIASES.get(kind, kind)
+    builder = ITEM_BLOCKS.get(kind)
+    identity = _item_identity(obj, item)
+    if kind == "error":
+        return StreamEvent(SYSTEM, identity=identity, text=text_of(item.get("message")).strip(),
+                           info={"subtype": "error"})
+    if builder is None:
+        return ignored("unknown_item")
+    blocks = tuple(builder(item))
+    if not blocks:
+        return ignored("empty_item")
+    return StreamEvent(ASSISTANT, blocks, identity)
+
+
+def parse_turn_completed(obj):
+    """The end of a successful turn, with its token usage."""
+    info = {"subtype": "success", "is_error": False}
+    if isinstance(obj.get("usage"), dict):
+        info["usage"] = obj["usage"]
+    return StreamEvent(RESULT, info=info)
+
+
+def parse_turn_failed(obj):
+    """The end of a failed turn: the error's message is the result."""
+    error = obj.get("error")
+    info = {"subtype": "error", "is_error": True}
+    message = text_of(error.get("message")) if isinstance(error, dict) else ""
+    if message:
+        info["result"] = message
+    return StreamEvent(RESULT, info=info)
+
+
+def parse_thread_started(obj):
+    """The thread's first line: a system note naming it."""
+    thread_id = text_of(obj.get("thread_id"))
+    text = f"Session started: thread={thread_id}" if thread_id else "Session started"
+    identity = f"codex:thread:{thread_id}" if thread_id else None
+    return StreamEvent(SYSTEM, identity=identity, text=text, info={"subtype": "init"})
+
+
+def parse_error(obj):
+    """A stream-level error (not a turn's end): a system note with its message."""
+    return StreamEvent(SYSTEM, text=text_of(obj.get("message")).strip(), info={"subtype": "error"})
+
+
+def _agent_message(item):
+    text = text_of(item.get("text"))
+    return [{"type": "text", "text": text}] if text else []
+
+
+def _reasoning(item):
+    text = text_of(item.get("text"))
+    return [{"type": "reasoning", "text": text}] if text else []
+
+
+def _command_execution(item):
+    exit_code = item.get("exit_code")
+    failed = item.get("status") in ("failed", "declined") or (
+        isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0)
+    return [
+        _tool_use(item, "command_execution", {"command": item.get("command")}),
+        _tool_result(item, item.get("aggregated_output", ""), failed),
+    ]
+
+
+def _file_change(item):
+    changes = item.get("changes")
+    changes = changes if isinstance(changes, list) else []
+    return [_tool_use(item, "file_change", {"changes": changes})]
+
+
+def _mcp_tool_call(item):
+    name = f"{text_of(item.get('server'))}.{text_of(item.get('tool'))}"
+    arguments = item.get("arguments")
+    use = _tool_use(item, name, arguments if arguments is not None else {})
+    error, result = item.get("error"), item.get("result")
+    if isinstance(error, dict) and error:
+        return [use, _tool_result(item, text_of(error.get("message")), True)]
+    content = result.get("content", "") if isinstance(result, dict) else ""
+    return [use, _tool_result(item, content, item.get("status") == "failed")]
+
+
+def _web_search(item):
+    return [_tool_use(item, "web_search", {"query": item.get("query")})]
+
+
+def _todo_list(item):
+    items = item.get("items")
+    return [_tool_use(item, "todo_list", {"items": items if isinstance(items, list) else []})]
+
+
+def _tool_use(item, name, tool_input):
+    return {"type": "tool_use", "id": item.get("id"), "name": name, "input": tool_input}
+
+
+def _tool_result(item, content, is_error):
+    return {"type": "tool_result", "tool_use_id": item.get("id"),
+            "content": content if content is not None else "", "is_error": bool(is_error)}
+
+
+def _item_identity(obj, item):
+    """`codex:<item id>:<digest of the whole line>`, or None for an item without an id."""
+    item_id = item.get("id")
+    if not isinstance(item_id, str) or not item_id:
+        return None
+    digest = hashlib.sha256(_canonical(obj).encode("utf-8")).hexdigest()[:16]
+    return f"codex:{item_id}:{digest}"
+
+
+def _canonical(obj):
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+ITEM_BLOCKS = {
+    "agent_message": _agent_message,
+    "reasoning": _reasoning,
+    "command_execution": _command_execution,
+    "file_change": _file_change,
+    "mcp_tool_call": _mcp_tool_call,
+    "web_search": _web_search,
+    "todo_list": _todo_list,
+}
+PARSERS = {
+    "thread.started": parse_thread_started,
+    "item.completed": parse_item_completed,
+    "turn.completed": parse_turn_completed,
+    "turn.failed": parse_turn_failed,
+    "error": parse_error,
+}

@@ -1,0 +1,55 @@
+"""What every provider's line parser does first: one stdout line -> a JSON object.
+
+Text that is not JSON, JSON that is not an object, or JSON nested too deep to
+handle safely becomes an `ignored` event instead: the raw line stays in the
+output buffer, but it never touches a turn. A lone surrogate in a decoded
+string ("\\ud800") becomes U+FFFD, so every event's text can be stored.
+"""
+import json
+
+from app.services.event_types import ignored
+from app.services.json_depth import MAX_DEPTH
+from app.services.json_depth import too_deep
+from app.services.surrogates import may_hold_lone_surrogates
+from app.services.surrogates import replace_in_json
+
+
+def parse_with(line, parsers):
+    """Decode `line` and hand it to the parser its `type` names; never raises."""
+    obj = decode(line)
+    if not isinstance(obj, dict):
+        return obj
+    kind = obj.get("type")
+    parser = parsers.get(kind) if isinstance(kind, str) else None
+    if parser is None:
+        return ignored("unknown_type")
+    return parser(obj)
+
+
+def decode(line):
+    """The line's JSON object, or an `ignored` event saying why there is none."""
+    try:
+        obj = json.loads(line)
+    except (TypeError, ValueError):
+        return ignored("not_json")
+    except RecursionError:
+        return ignored("too_deep")
+    if not isinstance(obj, dict):
+        return ignored("not_an_object")
+    if _may_be_deep(line) and too_deep(obj):
+        return ignored("too_deep")
+    if may_hold_lone_surrogates(line):  # text that UTF-8 storage would refuse
+        obj = replace_in_json(obj)
+    return obj
+
+
+def text_of(value):
+    """`value` when it is a string, else ""."""
+    return value if isinstance(value, str) else ""
+
+
+def _may_be_deep(line):
+    """Cheap pre-check: a line with few brackets cannot nest deeply."""
+    if not isinstance(line, str):
+        return True
+    return line.count("{") + line.count("[") > MAX_DEPTH
