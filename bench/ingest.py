@@ -175,6 +175,32 @@ def verify(sid):
     )
 
 
+def backend_name(database_url):
+    """How the tables name a backend: `sqlite3`, or the URL's (`postgresql`)."""
+    return make_url(database_url).get_backend_name() if database_url else "sqlite3"
+
+
+def measure(lines, batches, database_url=None):
+    """(baseline events/s, [(events/s, check) for each batch size in `batches`]...).
+
+    A fresh database per run, so no run pays for another's rows or WAL: SQLite files
+    in a temporary folder, or (with `database_url`) a new PostgreSQL schema each.
+    """
+    if database_url:
+        with fresh_schema(database_url) as url:
+            base = bench_baseline_url(url, lines)
+        services = []
+        for batch in batches:
+            with fresh_schema(database_url) as url:
+                services.append(bench_service(url, lines, batch))
+        return base, *services
+    with tempfile.TemporaryDirectory(prefix="turnlog-bench-") as tmp:
+        base = bench_baseline(str(Path(tmp) / "baseline.sqlite"), lines)
+        services = [bench_service(f"sqlite:///{Path(tmp) / f'batch{batch}.sqlite'}", lines, batch)
+                    for batch in batches]
+    return base, *services
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=20000, help="lines to ingest (N)")
@@ -183,23 +209,9 @@ def main():
                         help="a PostgreSQL URL (postgresql+psycopg://...); default: SQLite files")
     args = parser.parse_args()
     lines = claude_lines(args.events)
-
-    # A fresh database per run, so no run pays for another's rows or WAL.
-    if args.database_url:
-        backend = make_url(args.database_url).get_backend_name()
-        with fresh_schema(args.database_url) as url:
-            base = bench_baseline_url(url, lines)
-        with fresh_schema(args.database_url) as url:
-            batched, check_b = bench_service(url, lines, args.batch)
-        with fresh_schema(args.database_url) as url:
-            single, check_1 = bench_service(url, lines, 1)
-    else:
-        backend = "sqlite3"
-        with tempfile.TemporaryDirectory(prefix="turnlog-bench-") as tmp:
-            base = bench_baseline(str(Path(tmp) / "baseline.sqlite"), lines)
-            batched, check_b = bench_service(f"sqlite:///{Path(tmp) / 'batched.sqlite'}",
-                                             lines, args.batch)
-            single, check_1 = bench_service(f"sqlite:///{Path(tmp) / 'single.sqlite'}", lines, 1)
+    backend = backend_name(args.database_url)
+    base, (batched, check_b), (single, check_1) = measure(
+        lines, (args.batch, 1), args.database_url)
 
     print(f"{args.events} events, avg {sum(map(len, lines)) / len(lines):.0f} B/line\n")
     print(f"{'run':<28}{'events/s':>12}{'vs baseline':>14}")

@@ -1,10 +1,12 @@
-"""Live stream and concurrent ingest through a real gunicorn, against raw sqlite3.
+"""Live stream and concurrent ingest through a real gunicorn, against a raw SELECT.
 
-    .venv/bin/python bench/stream.py [--events N] [--repeat R]
+    .venv/bin/python bench/stream.py [--events N] [--repeat R] [--database-url URL]
 
 Replay: a completed session of N buffered Claude lines read over HTTP from the start
-to `event: end`, against a raw sqlite3 SELECT of the same rows (goal: ratio >= 0.5).
+to `event: end`, against a raw SELECT of the same rows through the bare driver
+(sqlite3, or psycopg with --database-url postgresql+psycopg://...; goal: ratio >= 0.5).
 Ingest: 4 processes POST to one session through 2 gthread workers; each chunk once.
+On PostgreSQL each database (replay, ingest) is a fresh schema, dropped afterwards.
 """
 import argparse
 import http.client
@@ -20,9 +22,16 @@ import tempfile
 import time
 from contextlib import closing
 from contextlib import contextmanager
+from contextlib import nullcontext
 from pathlib import Path
 
-from ingest import claude_lines  # bench/ingest.py, beside this file: the same realistic lines
+from sqlalchemy import create_engine
+from sqlalchemy import make_url
+from sqlalchemy.pool import NullPool
+
+from ingest import backend_name  # bench/ingest.py, beside this file
+from ingest import claude_lines  # the same realistic lines
+from ingest import fresh_schema
 
 from app import create_app
 from app import db
@@ -32,16 +41,20 @@ from app.services import sessions
 from app.services.ingest import complete_session
 from app.services.ingest import ingest_output
 from app.services.models import Chunk
+from app.services.repositories.dialect import placeholders
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 OUTPUT = b"\nevent: output\n"
+# What the stream's replay reads (app/services/repositories/outputs.py), minus its paging.
+REPLAY_SELECT = ("SELECT event_index, stream, payload, created_at FROM remote_runtime_outputs"
+                 " WHERE session_id = {m} ORDER BY event_index")
 PRODUCERS, PER_PRODUCER, BATCH = 4, 5000, 100
 
 
-def fill(path, lines):
+def fill(url, lines):
     """A completed session holding `lines`, written by the service layer 1000 per call."""
-    app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{path}"})
+    app = create_app({"SQLALCHEMY_DATABASE_URI": url})
     with app.app_context():
         migrations.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
         sid = sessions.open_session({"session_type": "agent"}, db.writing()).session_id
@@ -50,26 +63,60 @@ def fill(path, lines):
             ingest_output(sid, chunks, db.writing(), retention_seconds=86400)
         complete_session(sid, 0, db.writing())
         sqla.session.remove()
-        sqla.engine.dispose()  # gunicorn opens the file next; leave no connection behind
+        sqla.engine.dispose()  # gunicorn opens the database next; leave no connection behind
     return sid
 
 
-def baseline(path, sid):
-    with closing(sqlite3.connect(path)) as conn:
+def baseline(url, sid):
+    """Rows/s of a raw SELECT of the session's buffer, fetchall, on the bare driver:
+    sqlite3 on the file of a sqlite:/// URL, else the URL's own driver (psycopg)."""
+    if make_url(url).get_backend_name() == "sqlite":
+        with closing(sqlite3.connect(make_url(url).database)) as conn:
+            start = time.perf_counter()
+            rows = conn.execute(REPLAY_SELECT.format(m="?"), (sid,)).fetchall()
+            return len(rows) / (time.perf_counter() - start)
+    engine = create_engine(url, poolclass=NullPool)
+    conn = engine.raw_connection()
+    try:
+        cur = conn.cursor()
         start = time.perf_counter()
-        rows = conn.execute("SELECT event_index, stream, payload, created_at"
-                            " FROM remote_runtime_outputs WHERE session_id = ?"
-                            " ORDER BY event_index", (sid,)).fetchall()
+        cur.execute(REPLAY_SELECT.format(m="%s"), (sid,))
+        rows = cur.fetchall()
         return len(rows) / (time.perf_counter() - start)
+    finally:
+        conn.close()
+        engine.dispose()
+
+
+def stored_rows(url, sid):
+    """(event_index, producer_seq) of the session's buffer, in order (not timed)."""
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            sql = ("SELECT event_index, producer_seq FROM remote_runtime_outputs"
+                   f" WHERE session_id = {placeholders(conn, 1)} ORDER BY event_index")
+            return [tuple(row) for row in conn.exec_driver_sql(sql, (sid,))]
+    finally:
+        engine.dispose()
 
 
 @contextmanager
-def gunicorn(path, workers, threads):
+def database(database_url, tmp, name):
+    """The URL of a new database: `tmp`/`name`.sqlite, or a fresh schema in `database_url`."""
+    if database_url:
+        with fresh_schema(database_url) as url:
+            yield url
+    else:
+        yield f"sqlite:///{Path(tmp) / f'{name}.sqlite'}"
+
+
+@contextmanager
+def gunicorn(url, workers, threads):
     """gunicorn on a free loopback port, started as tests/e2e starts it; always stopped."""
     with closing(socket.socket()) as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    env = {**os.environ, "TURNLOG_SQLALCHEMY_DATABASE_URI": f"sqlite:///{path}",
+    env = {**os.environ, "TURNLOG_SQLALCHEMY_DATABASE_URI": url,
            "GUNICORN_BIND": f"127.0.0.1:{port}", "GUNICORN_WORKERS": str(workers),
            "GUNICORN_THREADS": str(threads)}
     subprocess.run([BIN / "flask", "--app", "wsgi", "db-upgrade"], cwd=ROOT, env=env,
@@ -136,14 +183,14 @@ def post_all(port, sid, bodies):
     return sum(reply["accepted"] for status, reply in replies if status == 200)
 
 
-def concurrent_ingest(path, lines):
+def concurrent_ingest(url, lines):
     """(chunks/s, rows stored, exactly-once-and-gap-free) for 4 producers on one session."""
     total = PRODUCERS * PER_PRODUCER
     # Bodies are encoded up front, so the clock times the server, not json.dumps.
     bodies = [json.dumps({"chunks": [{"seq": at + i, "data": line}
                                      for i, line in enumerate(lines[at:at + BATCH])]})
               for at in range(0, total, BATCH)]
-    with gunicorn(path, 2, 4) as port, multiprocessing.Pool(PRODUCERS) as pool:
+    with gunicorn(url, 2, 4) as port, multiprocessing.Pool(PRODUCERS) as pool:
         status, body = request(port, "POST", "/api/remote/sessions", '{"session_type": "agent"}')
         assert status == 201, body
         sid = body["session"]["session_id"]
@@ -151,40 +198,57 @@ def concurrent_ingest(path, lines):
         work = [(port, sid, bodies[p::PRODUCERS]) for p in range(PRODUCERS)]
         accepted = sum(pool.starmap_async(post_all, work).get(timeout=300))
         elapsed = time.perf_counter() - start
-    with closing(sqlite3.connect(path)) as conn:
-        rows = conn.execute("SELECT event_index, producer_seq FROM remote_runtime_outputs"
-                            " WHERE session_id = ? ORDER BY event_index", (sid,)).fetchall()
+    rows = stored_rows(url, sid)
     exact = ([r[0] for r in rows] == list(range(total))
              and sorted(r[1] for r in rows) == list(range(total)) and accepted == total)
     return total / elapsed, len(rows), exact
+
+
+def replay(url, lines, repeat):
+    """(raw SELECT rows/s, reads) for a session of `lines` filled into the new database
+    `url`; each read is read_stream's (events/s, first, count, last id). Best of
+    `repeat` on both sides: the host is shared, and a single read is noisy."""
+    start = time.perf_counter()
+    sid = fill(url, lines)
+    n = len(lines)
+    print(f"filled {n} events, avg {sum(map(len, lines)) / n:.0f} B/line, by"
+          f" ingest_output x1000 at {n / (time.perf_counter() - start):,.0f} events/s")
+    base = max(baseline(url, sid) for _ in range(repeat))
+    with gunicorn(url, 1, 4) as port:
+        reads = [read_stream(port, sid) for _ in range(repeat)]
+    return base, reads
+
+
+def replay_complete(reads, n):
+    """Every read saw all n output events and ended on id n - 1."""
+    return all(r[2:] == (n, n - 1) for r in reads)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000, help="buffered lines (N)")
     parser.add_argument("--repeat", type=int, default=3, help="best of R reads, both sides")
+    parser.add_argument("--database-url", default=None,
+                        help="a PostgreSQL URL (postgresql+psycopg://...); default: SQLite files")
     args = parser.parse_args()
     n = args.events
+    backend = backend_name(args.database_url)
     signal.signal(signal.SIGALRM, lambda *_: sys.exit("bench/stream.py: timed out"))
     signal.alarm(900)  # SystemExit, not a kill: the finally blocks still stop gunicorn
     # The init line dropped, so that every 100-line POST carries 10 whole turns.
     lines = claude_lines(max(n, PRODUCERS * PER_PRODUCER) + 1)[1:]
-    with tempfile.TemporaryDirectory(prefix="turnlog-bench-") as tmp:
-        path = Path(tmp) / "stream.sqlite"
-        start = time.perf_counter()
-        sid = fill(path, lines[:n])
-        print(f"filled {n} events, avg {sum(map(len, lines[:n])) / n:.0f} B/line, by"
-              f" ingest_output x1000 at {n / (time.perf_counter() - start):,.0f} events/s")
-        # Best of R on both sides: the host is shared, and a single read is noisy.
-        base = max(baseline(path, sid) for _ in range(args.repeat))
-        with gunicorn(path, 1, 4) as port:
-            reads = [read_stream(port, sid) for _ in range(args.repeat)]
-        served, first, count, last = max(reads)
-        rate, stored, exact = concurrent_ingest(Path(tmp) / "ingest.sqlite", lines)
-    print(f"\n{f'replay of {n} events':<36}{'events/s':>10}{'vs baseline':>13}")
-    print(f"{'raw sqlite3 SELECT, fetchall':<36}{base:>10,.0f}{1:>13.2f}")
+    tmp_dir = nullcontext() if args.database_url else tempfile.TemporaryDirectory(
+        prefix="turnlog-bench-")
+    with tmp_dir as tmp:
+        with database(args.database_url, tmp, "stream") as url:
+            base, reads = replay(url, lines[:n], args.repeat)
+        with database(args.database_url, tmp, "ingest") as url:
+            rate, stored, exact = concurrent_ingest(url, lines)
+    served, first, count, last = max(reads)
+    print(f"\n{f'replay of {n} events ({backend})':<36}{'events/s':>10}{'vs baseline':>13}")
+    print(f"{f'raw {backend} SELECT, fetchall':<36}{base:>10,.0f}{1:>13.2f}")
     print(f"{'GET /stream via gunicorn, to end':<36}{served:>10,.0f}{served / base:>13.2f}")
-    ok = all(r[2:] == (n, n - 1) for r in reads)
+    ok = replay_complete(reads, n)
     print(f"best read: {count} output events, last id {last}, first output event after"
           f" {first:.2f} s; all {len(reads)} reads complete -> {'ok' if ok else 'WRONG'}")
     print(f"goal (stream ratio >= 0.5): {'met' if served / base >= 0.5 else 'NOT met'}")
