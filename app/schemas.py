@@ -114,6 +114,8 @@ class SessionSummarySchema(BaseSchema):
     user_id = fields.String(allow_none=True)
     exit_code = fields.Integer(allow_none=True)
     message_count = fields.Integer()
+    conversation_turn_count = fields.Integer()
+    visible_message_count = fields.Integer()
     request_count = fields.Integer()
     total_tokens = fields.Integer()
     total_input_tokens = fields.Integer()

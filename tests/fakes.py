@@ -23,14 +23,19 @@ class FakeSessions:
 
     get_for_update = get
 
-    def record_ingest(self, session_id, next_event_index, new_messages, now):
+    def record_ingest(self, session_id, next_event_index, new_messages, now, *,
+                      new_turns=0, new_visible=0):
         row = self.rows[session_id]
         row.next_event_index = next_event_index
-        row.message_count += new_messages
-        row.updated_at = now
+        self.add_messages(session_id, new_messages, now, new_turns=new_turns,
+                          new_visible=new_visible)
 
-    def add_messages(self, session_id, new_messages, now):
-        self.rows[session_id].message_count += new_messages
+    def add_messages(self, session_id, new_messages, now, *, new_turns=0, new_visible=0):
+        row = self.rows[session_id]
+        row.message_count += new_messages
+        row.conversation_turn_count += new_turns
+        row.visible_message_count += new_visible
+        row.updated_at = now
 
     def mark_completed(self, session_id, status, exit_code, now):
         row = self.rows[session_id]
@@ -49,14 +54,30 @@ class FakeMessages:
         self.rows = []
 
     def add_many_if_new(self, session_id, drafts, timestamp):
-        added = 0
+        return len(self.insert_new(session_id, drafts, timestamp))
+
+    def insert_new(self, session_id, drafts, timestamp):
+        added = []
         for draft in drafts:
             if any(m.session_id == session_id and m.turn_key == draft.turn_key for m in self.rows):
                 continue
             self.rows.append(Message(len(self.rows) + 1, session_id, draft.role, draft.content,
                                      draft.content_blocks, draft.metadata, draft.source,
                                      draft.turn_key, timestamp))
-            added += 1
+            added.append(draft)
+        return added
+
+
+class FakeTurns:
+    def __init__(self):
+        self.keys = set()  # (session_id, turn_key)
+
+    def add_many_if_new(self, session_id, turn_keys, now):
+        added = 0
+        for key in turn_keys:
+            if (session_id, key) not in self.keys:
+                self.keys.add((session_id, key))
+                added += 1
         return added
 
 
@@ -140,6 +161,7 @@ class FakeUnitOfWork(AbstractUnitOfWork):
         self.messages = FakeMessages()
         self.outputs = FakeOutputs()
         self.turn_states = FakeTurnStates()
+        self.turns = FakeTurns()
         self.usage = FakeUsage()
         self.stream_cursors = FakeStreamCursors()
         self.commits = 0

@@ -5,6 +5,7 @@ event numbering, the open turn and the counters of a session change serially
 and together: a crash leaves either all of a request's effects or none.
 """
 from app.services.accumulator import Accumulator
+from app.services.accumulator import Turn
 from app.services.accumulator import runner_note
 from app.services.clock import iso_after
 from app.services.clock import to_iso
@@ -14,6 +15,7 @@ from app.services.errors import SessionNotFound
 from app.services.flush_policy import policy_for
 from app.services.models import IngestReceipt
 from app.services.models import StoredOutput
+from app.services.models import TranscriptDelta
 from app.services.providers import get_parser
 
 
@@ -39,10 +41,11 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, clock=utc_now):
             for offset, chunk in enumerate(fresh)
         ]
         uow.outputs.add_many(session_id, stored, iso_after(now, retention_seconds))
-        written = _transcribe(uow, session, stored, stamp, parse_line)
-        uow.sessions.record_ingest(session_id, start + len(stored), written, stamp)
+        delta = _transcribe(uow, session, stored, stamp, parse_line)
+        uow.sessions.record_ingest(session_id, start + len(stored), delta.messages, stamp,
+                                   new_turns=delta.turns, new_visible=delta.visible)
         uow.commit()
-    return IngestReceipt(len(stored), duplicates, stored[-1].event_index, written)
+    return IngestReceipt(len(stored), duplicates, stored[-1].event_index, delta.messages)
 
 
 def complete_session(session_id, exit_code, uow, *, clock=utc_now):
@@ -55,12 +58,14 @@ def complete_session(session_id, exit_code, uow, *, clock=utc_now):
         accumulator = Accumulator.restore(uow.turn_states.load(session_id))
         turn = accumulator.close()
         policy = policy_for(session.session_type, session.context)
-        drafts = [policy.draft(_whole(uow, session_id, turn))] if turn else []
-        written = _write_drafts(uow, session_id, drafts, stamp)
+        turns = [turn] if turn else []
+        drafts = [policy.draft(_whole(uow, session_id, turn)) for turn in turns]
+        delta = _write(uow, session_id, turns, drafts, stamp)
         uow.turn_states.save(session_id, accumulator.snapshot(), stamp)
         status = "completed" if exit_code in (0, None) else "failed"
         uow.sessions.mark_completed(session_id, status, exit_code, stamp)
-        uow.sessions.add_messages(session_id, written, stamp)
+        uow.sessions.add_messages(session_id, delta.messages, stamp,
+                                  new_turns=delta.turns, new_visible=delta.visible)
         session = uow.sessions.get(session_id)
         uow.commit()
     return session
@@ -107,7 +112,7 @@ def _transcribe(uow, session, stored, stamp, parse_line):
     sid = session.session_id
     policy = policy_for(session.session_type, session.context)
     accumulator = Accumulator.restore(uow.turn_states.load(sid))
-    drafts = []
+    turns, drafts = [], []
     for out in stored:
         if out.stream == "stdout":
             outcomes = accumulator.feed(parse_line(out.payload), out.event_index)
@@ -115,11 +120,12 @@ def _transcribe(uow, session, stored, stamp, parse_line):
             outcomes = [runner_note(out.event_index, out.payload)]
         else:
             outcomes = []
+        turns.extend(outcome for outcome in outcomes if isinstance(outcome, Turn))
         drafts.extend(policy.draft(_whole(uow, sid, outcome)) for outcome in outcomes)
     start, parts = accumulator.take_unsaved_parts()
     uow.turn_states.append_parts(sid, start, parts)
     uow.turn_states.save(sid, accumulator.snapshot(), stamp)
-    return _write_drafts(uow, sid, drafts, stamp)
+    return _write(uow, sid, turns, drafts, stamp)
 
 
 def _whole(uow, session_id, outcome):
@@ -131,9 +137,16 @@ def _whole(uow, session_id, outcome):
     return outcome.with_saved_parts(saved)
 
 
-def _write_drafts(uow, session_id, drafts, stamp):
-    """Insert each new row; return how many were new (the message_count delta)."""
-    return uow.messages.add_many_if_new(session_id, [d for d in drafts if d is not None], stamp)
+def _write(uow, session_id, turns, drafts, stamp):
+    """Record the closed turns and insert each new row; return what the counters gain.
+
+    Only newly inserted keys count, so a replayed turn (same turn_key) moves no
+    counter, whether or not it wrote a row.
+    """
+    new_turns = uow.turns.add_many_if_new(session_id, [turn.key for turn in turns], stamp)
+    inserted = uow.messages.insert_new(session_id, [d for d in drafts if d is not None], stamp)
+    visible = sum(1 for d in inserted if d.role == "assistant" and d.content.strip())
+    return TranscriptDelta(len(inserted), new_turns, visible)
 
 
 def _last_index(next_event_index):

@@ -20,6 +20,8 @@ class AgentSession:
     next_event_index: int
     created_at: str
     updated_at: str
+    conversation_turn_count: int = 0
+    visible_message_count: int = 0
     messages: list = field(default_factory=list)
 
     @property
@@ -64,6 +66,15 @@ class IngestReceipt:
     duplicates: int
     last_event_index: int | None
     messages_written: int
+
+
+@dataclass(frozen=True)
+class TranscriptDelta:
+    """What one write transaction adds to a session's transcript counters."""
+
+    messages: int
+    turns: int
+    visible: int
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ WRITE_OPTION = "turnlog_write"
 class AbstractUnitOfWork:
     """One transaction with its repositories; leaving it rolls back what was not committed."""
 
-    sessions = messages = outputs = turn_states = usage = stream_cursors = None
+    sessions = messages = outputs = turn_states = turns = usage = stream_cursors = None
 
     def __enter__(self):
         """Start the unit of work."""
@@ -61,6 +61,7 @@ class SqlUnitOfWork(AbstractUnitOfWork):
         self.messages = repositories.MessageRepository(conn)
         self.outputs = repositories.OutputRepository(conn)
         self.turn_states = repositories.TurnStateRepository(conn)
+        self.turns = repositories.TurnRepository(conn)
         self.usage = repositories.UsageRepository(conn)
         self.stream_cursors = repositories.StreamCursorRepository(conn)
         return self

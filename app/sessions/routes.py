@@ -1,10 +1,13 @@
 """Read and create sessions: thin views over app.services.sessions."""
 from flask import Blueprint
+from flask import Response
+from flask import jsonify
 from flask import request
 
 from app import db
 from app import schemas
 from app.errors import ApiError
+from app.services import exports
 from app.services import sessions as service
 from app.services.openai_format import to_openai_messages
 from app.web import load_body
@@ -58,3 +61,24 @@ def messages(session_id):
         "messages": schemas.message_schema.dump(page.items, many=True),
         "next_cursor": page.next_cursor,
     }
+
+
+@bp.get("/<session_id>/export")
+def export(session_id):
+    """GET /api/remote/sessions/<id>/export?format=openai|markdown|json: the session as a
+    file to download (Content-Disposition: attachment)."""
+    fmt = request.args.get("format", "json")
+    if fmt not in exports.FORMATS:
+        raise ApiError(422, "invalid_format", "format must be openai, markdown or json",
+                       {"format": fmt})
+    session = service.get_session(session_id, db.reading())
+    if fmt == "markdown":
+        response = Response(exports.to_markdown(session), mimetype="text/markdown")
+    elif fmt == "openai":
+        response = jsonify(exports.to_openai(session))
+    else:
+        response = jsonify({"session": schemas.session_schema.dump(session)})
+    response.headers["Content-Disposition"] = (
+        f'attachment; filename="{exports.export_filename(session, fmt)}"'
+    )
+    return response

@@ -122,3 +122,17 @@ def test_sessions_are_listed_newest_first_and_paged(client):
     listed = [s["session_id"] for s in first["sessions"] + second["sessions"]]
     assert listed == list(reversed(made))
     assert second["next_cursor"] is None
+
+
+def test_session_payload_carries_the_turn_counters(client):
+    sid = create_session(client, "agent")
+    post_lines(client, sid, [
+        cl.assistant(cl.text("Looking."), cl.tool_use("toolu_9")), cl.tool_result("toolu_9"),
+        cl.result(),
+        cl.assistant(cl.tool_use("toolu_10")), cl.result(),
+    ])
+    session = get_session(client, sid)
+    assert (session["conversation_turn_count"], session["visible_message_count"],
+            session["message_count"]) == (2, 1, 1)
+    listed = client.get("/api/remote/sessions").get_json()["sessions"][0]
+    assert listed["conversation_turn_count"] == 2 and listed["visible_message_count"] == 1

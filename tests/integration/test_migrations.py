@@ -115,3 +115,34 @@ def test_cli_reports_a_missing_migrations_folder_without_a_traceback(fresh_app, 
     assert result.exit_code == 1
     assert "Error:" in result.output and "nowhere" in result.output
     assert "Traceback" not in result.output
+
+
+def test_0007_backfills_the_turn_counters_of_existing_sessions(fresh_app, tmp_path):
+    import shutil
+
+    from sqlalchemy import text
+
+    source = Path(fresh_app.config["MIGRATIONS_DIR"])
+    for path in sorted(source.glob("000[1-6]_*.sql")):
+        shutil.copy(path, tmp_path / path.name)
+    migrations.upgrade(db.engine, tmp_path)
+    with db.engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO agent_sessions (session_id, session_type, created_at, updated_at)"
+            " VALUES ('s1', 'workflow', 't', 't')"))
+        for key, role, content in [("turn:a", "assistant", "hi"), ("turn:b", "assistant", ""),
+                                   ("turn:c", "system", "Turn failed (error)"),
+                                   ("system:@0", "system", "Session started")]:
+            conn.execute(text(
+                "INSERT INTO session_messages (session_id, role, content, source, turn_key,"
+                " timestamp) VALUES ('s1', :role, :content, 'remote_live', :key, 't')"),
+                {"role": role, "content": content, "key": key})
+    shutil.copy(source / "0007_add_turn_counters.sql", tmp_path)
+    assert [m.version for m in migrations.upgrade(db.engine, tmp_path)] == [7]
+    with db.engine.connect() as conn:
+        counters = conn.execute(text(
+            "SELECT conversation_turn_count, visible_message_count, message_count"
+            " FROM agent_sessions WHERE session_id = 's1'")).one()
+        keys = conn.execute(text("SELECT turn_key FROM session_turns ORDER BY turn_key")).all()
+    assert tuple(counters) == (3, 1, 0)
+    assert [k for k, in keys] == ["turn:a", "turn:b", "turn:c"]

@@ -112,3 +112,52 @@ def test_a_session_of_an_unknown_provider_stores_nothing(uow):
     with pytest.raises(UnknownProvider):
         send(uow, [cl.assistant(cl.text("hi")), cl.result()], session_id="old")
     assert uow.outputs.rows == [] and uow.commits == 0
+
+
+def counters(uow, session_id="s1"):
+    row = uow.sessions.rows[session_id]
+    return row.conversation_turn_count, row.visible_message_count, row.message_count
+
+
+def test_result_then_completion_counts_one_turn_and_one_visible_message(uow):
+    send(uow, [cl.assistant(cl.text("hi")), cl.result()])
+    ingest.complete_session("s1", 0, uow)
+    assert counters(uow) == (1, 1, 1)
+
+
+def test_a_replayed_turn_moves_no_counter(uow):
+    lines = [cl.assistant(cl.text("hi")), cl.result(),
+             cl.assistant(cl.tool_use("t1")), cl.tool_result("t1"), cl.result()]
+    send(uow, lines)
+    send(uow, lines, start=10)
+    assert counters(uow) == (2, 1, 1)
+
+
+def test_a_tool_only_ordinary_turn_counts_as_a_turn_without_a_visible_message(uow):
+    send(uow, [cl.assistant(cl.tool_use("t1")), cl.tool_result("t1"), cl.result()])
+    assert counters(uow) == (1, 0, 0)
+
+
+def test_a_tool_only_autonomous_turn_writes_a_row_that_is_not_visible(uow):
+    send(uow, [cl.assistant(cl.tool_use("t1")), cl.result()], session_id="wf")
+    assert counters(uow, "wf") == (1, 0, 1)
+
+
+def test_two_identical_turns_are_two_turns_and_two_visible_messages(uow):
+    send(uow, [cl.assistant(cl.text("same")), cl.result(),
+               cl.assistant(cl.text("same")), cl.result()])
+    assert counters(uow) == (2, 2, 2)
+
+
+def test_whitespace_text_and_system_rows_are_not_visible_messages(uow):
+    send(uow, [cl.system_init(), cl.assistant(cl.text("  \n")), cl.result(),
+               cl.assistant(cl.thinking()), cl.result(is_error=True, subtype="error_max_turns")])
+    assert [m.role for m in uow.messages.rows] == ["system", "system"]
+    assert counters(uow) == (2, 0, 2)
+
+
+def test_a_turn_closed_by_completion_counts_once(uow):
+    send(uow, [cl.assistant(cl.text("unfinished"))])
+    ingest.complete_session("s1", 0, uow)
+    ingest.complete_session("s1", 0, uow)
+    assert counters(uow) == (1, 1, 1)

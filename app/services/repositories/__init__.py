@@ -8,6 +8,7 @@ from app.services.repositories.outputs import OutputRepository
 from app.services.repositories.sessions import SessionRepository
 from app.services.repositories.stream_cursors import StreamCursorRepository
 from app.services.repositories.turn_states import TurnStateRepository
+from app.services.repositories.turns import TurnRepository
 from app.services.repositories.usage import UsageRepository
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "OutputRepository",
     "SessionRepository",
     "StreamCursorRepository",
+    "TurnRepository",
     "TurnStateRepository",
     "UsageRepository",
 ]

@@ -27,13 +27,17 @@ class MessageRepository:
         self.conn = conn
 
     def add_many_if_new(self, session_id, drafts, timestamp):
-        """Insert each draft unless its turn is already stored; returns how many were new.
+        """Insert each draft unless its turn is already stored; returns how many were new."""
+        return len(self.insert_new(session_id, drafts, timestamp))
 
-        One statement per draft, counting the ids that RETURNING hands back: an
+    def insert_new(self, session_id, drafts, timestamp):
+        """Insert each draft unless its turn is already stored; returns the new ones.
+
+        One statement per draft, keeping those whose id RETURNING hands back: an
         executemany's rowcount is a sum on sqlite3 but not on every driver, and a
         request closes few turns.
         """
-        added = 0
+        added = []
         for draft in drafts:
             row = self.conn.execute(
                 INSERT_IF_NEW,
@@ -49,7 +53,7 @@ class MessageRepository:
                 },
             ).first()
             if row is not None:
-                added += 1
+                added.append(draft)
         return added
 
     def list_all(self, session_id):

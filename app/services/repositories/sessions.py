@@ -7,7 +7,7 @@ from app.services.models import AgentSession
 
 COLUMNS = (
     "session_id, user_id, session_type, context, status, provider, exit_code, "
-    "message_count, request_count, total_tokens, total_input_tokens, "
+    "message_count, conversation_turn_count, visible_message_count, request_count, total_tokens, total_input_tokens, "
     "total_output_tokens, next_event_index, created_at, updated_at"
 )
 INSERT = text(
@@ -31,14 +31,18 @@ SELECT_OLDER = text(
     " WHERE created_at < :created_at OR (created_at = :created_at AND session_id < :session_id)"
     " ORDER BY created_at DESC, session_id DESC LIMIT :limit"
 )
+# The transcript counters move together, by what the transaction newly inserted.
+COUNTERS = (
+    "message_count = message_count + :new_messages,"
+    " conversation_turn_count = conversation_turn_count + :new_turns,"
+    " visible_message_count = visible_message_count + :new_visible"
+)
 RECORD_INGEST = text(
-    "UPDATE agent_sessions SET next_event_index = :next_event_index,"
-    " message_count = message_count + :new_messages, updated_at = :now"
-    " WHERE session_id = :session_id"
+    f"UPDATE agent_sessions SET next_event_index = :next_event_index, {COUNTERS},"
+    " updated_at = :now WHERE session_id = :session_id"
 )
 ADD_MESSAGES = text(
-    "UPDATE agent_sessions SET message_count = message_count + :new_messages,"
-    " updated_at = :now WHERE session_id = :session_id"
+    f"UPDATE agent_sessions SET {COUNTERS}, updated_at = :now WHERE session_id = :session_id"
 )
 MARK_COMPLETED = text(
     "UPDATE agent_sessions SET status = :status, exit_code = :exit_code, updated_at = :now"
@@ -93,22 +97,34 @@ class SessionRepository:
             rows = self.conn.execute(SELECT_OLDER, params).mappings()
         return [_to_session(row) for row in rows]
 
-    def record_ingest(self, session_id, next_event_index, new_messages, now):
-        """After an ingest: the next free event index, and `new_messages` more rows."""
+    def record_ingest(self, session_id, next_event_index, new_messages, now, *,
+                      new_turns=0, new_visible=0):
+        """After an ingest: the next free event index, and `new_messages` more rows
+        (`new_visible` of them with visible text) from `new_turns` more closed turns."""
         self.conn.execute(
             RECORD_INGEST,
             {
                 "session_id": session_id,
                 "next_event_index": next_event_index,
                 "new_messages": new_messages,
+                "new_turns": new_turns,
+                "new_visible": new_visible,
                 "now": now,
             },
         )
 
-    def add_messages(self, session_id, new_messages, now):
-        """Count `new_messages` more transcript rows."""
+    def add_messages(self, session_id, new_messages, now, *, new_turns=0, new_visible=0):
+        """Count `new_messages` more transcript rows (`new_visible` of them with
+        visible text) and `new_turns` more closed turns."""
         self.conn.execute(
-            ADD_MESSAGES, {"session_id": session_id, "new_messages": new_messages, "now": now}
+            ADD_MESSAGES,
+            {
+                "session_id": session_id,
+                "new_messages": new_messages,
+                "new_turns": new_turns,
+                "new_visible": new_visible,
+                "now": now,
+            },
         )
 
     def mark_completed(self, session_id, status, exit_code, now):

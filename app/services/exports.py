@@ -1,0 +1,92 @@
+"""A session's transcript as a document to download: Markdown, or OpenAI messages.
+
+Pure: it reads an `AgentSession` with its `messages` and returns text or plain
+data; the view chooses the format and sets the headers. Markdown is plain text,
+so nothing is escaped, but every verbatim part (tool input, tool output) sits in
+a fence longer than any run of backticks inside it, so it cannot close early.
+"""
+import json
+import re
+
+from app.services.openai_format import to_openai_messages
+
+FORMATS = ("openai", "markdown", "json")
+EXTENSIONS = {"openai": "openai.json", "markdown": "md", "json": "json"}
+ROLE_TITLES = {"assistant": "Assistant", "system": "System", "user": "User", "tool": "Tool"}
+
+
+def export_filename(session, fmt):
+    """The attachment name for a session exported in `fmt`."""
+    return f"turnlog-{session.session_id}.{EXTENSIONS[fmt]}"
+
+
+def to_openai(session):
+    """The transcript as OpenAI chat messages (a list)."""
+    return to_openai_messages(session.messages)
+
+
+def to_markdown(session):
+    """The transcript as one readable Markdown document."""
+    lines = [
+        f"# Session {session.session_id}",
+        "",
+        f"- Type: {session.session_type}",
+        f"- Status: {session.status}",
+        f"- Provider: {session.provider}",
+        f"- Created: {session.created_at}",
+        f"- Turns: {session.conversation_turn_count}, messages: {session.message_count}"
+        f" ({session.visible_message_count} with text)",
+        "",
+    ]
+    for message in session.messages:
+        lines.extend(_message(message))
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _message(message):
+    title = ROLE_TITLES.get(message.role, message.role.title())
+    out = [f"## {title} · {message.timestamp}", ""]
+    if message.content:
+        out.extend([message.content, ""])
+    for block in message.content_blocks or []:
+        out.extend(_block(block))
+    return out
+
+
+def _block(block):
+    kind = block.get("type")
+    if kind in ("tool_use", "server_tool_use"):
+        head = f"**Tool call: {block.get('name')}** (`{block.get('id')}`)"
+        return [head, "", *_fenced(json.dumps(block.get("input", {}), indent=2), "json"), ""]
+    if kind == "tool_result":
+        status = " (error)" if block.get("is_error") else ""
+        head = f"**Tool result{status}** (`{block.get('tool_use_id')}`)"
+        return [head, "", *_fenced(_tool_text(block.get("content")), "text"), ""]
+    if kind in ("thinking", "reasoning"):
+        thought = block.get("thinking") if kind == "thinking" else block.get("text")
+        return [*_quoted("Thinking", thought or ""), ""]
+    if kind == "redacted_thinking":
+        return [*_quoted("Thinking (redacted)", ""), ""]
+    return [f"**{kind} block**", "", *_fenced(json.dumps(block, indent=2), "json"), ""]
+
+
+def _quoted(label, text):
+    """A quoted note: `> _label_` and the text, each line quoted."""
+    body = [f"> {line}" if line else ">" for line in text.splitlines()]
+    return [f"> _{label}_", *([">", *body] if body else [])]
+
+
+def _fenced(text, lang):
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"{fence}{lang}", text, fence]
+
+
+def _tool_text(content):
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        if len(parts) == len(content):
+            return "\n".join(parts)
+    return "" if content is None else json.dumps(content, indent=2)
