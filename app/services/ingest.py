@@ -141,9 +141,12 @@ def _write(uow, session_id, turns, drafts, stamp):
     """Record the closed turns and insert each new row; return what the counters gain.
 
     Only newly inserted keys count, so a replayed turn (same turn_key) moves no
-    counter, whether or not it wrote a row.
+    counter, whether or not it wrote a row. A turn with nothing in it (a re-sent
+    id-less result line closing an empty buffer) is no conversation turn, unless
+    it reports a failure.
     """
-    new_turns = uow.turns.add_many_if_new(session_id, [turn.key for turn in turns], stamp)
+    real = [t for t in turns if t.parts or t.saved_parts or t.result.get("is_error")]
+    new_turns = uow.turns.add_many_if_new(session_id, [turn.key for turn in real], stamp)
     inserted = uow.messages.insert_new(session_id, [d for d in drafts if d is not None], stamp)
     visible = sum(1 for d in inserted if d.role == "assistant" and d.content.strip())
     return TranscriptDelta(len(inserted), new_turns, visible)

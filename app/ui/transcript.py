@@ -28,12 +28,14 @@ class Bubble:
 
 def bubbles(messages):
     """The bubbles for `messages`, in order; rows with nothing to show are left out."""
-    tool_names = {block.get("id"): block.get("name")
-                  for message in messages for block in _blocks(message)
-                  if block.get("type") in TOOL_USES}
     out = []
     for message in messages:
-        parts = [part for part in map(lambda b: _part(b, tool_names), _blocks(message)) if part]
+        # Tool ids are looked up within their own message: Codex restarts item ids
+        # (item_0, ...) with every run, so a session may hold the same id many times.
+        tool_names = {block.get("id"): block.get("name") for block in _blocks(message)
+                      if block.get("type") in TOOL_USES}
+        parts = [part for part in (_part(b, tool_names, message.id) for b in _blocks(message))
+                 if part]
         text = message.content if isinstance(message.content, str) else ""
         if not text.strip() and not parts:
             continue
@@ -42,9 +44,10 @@ def bubbles(messages):
     return out
 
 
-def anchor(tool_id):
-    """The HTML id of a tool_use block, safe whatever characters the tool id holds."""
-    return "tool-" + re.sub(r"[^A-Za-z0-9_-]", "_", str(tool_id))
+def anchor(message_id, tool_id):
+    """The HTML id of a tool_use block, unique per message and safe whatever
+    characters the tool id holds."""
+    return f"tool-{message_id}-" + re.sub(r"[^A-Za-z0-9_-]", "_", str(tool_id))
 
 
 def _blocks(message):
@@ -52,7 +55,7 @@ def _blocks(message):
     return [block for block in blocks if isinstance(block, dict)]
 
 
-def _part(block, tool_names):
+def _part(block, tool_names, message_id):
     kind = block.get("type")
     if kind == "text":
         text = block.get("text")
@@ -65,13 +68,13 @@ def _part(block, tool_names):
     if kind in TOOL_USES:
         tool_input = block.get("input")
         return {"kind": "tool_use", "name": str(block.get("name") or "tool"),
-                "anchor": anchor(block.get("id")), "preview": _preview(tool_input),
+                "anchor": anchor(message_id, block.get("id")), "preview": _preview(tool_input),
                 "input_json": _json(tool_input if tool_input is not None else {})}
     if kind == "tool_result":
         text = _result_text(block.get("content"))
         tool_id = block.get("tool_use_id")
         return {"kind": "tool_result", "tool_name": tool_names.get(tool_id),
-                "tool_id": str(tool_id or ""), "anchor": anchor(tool_id),
+                "tool_id": str(tool_id or ""), "anchor": anchor(message_id, tool_id),
                 "is_error": bool(block.get("is_error")), "text": text,
                 "open": text.count("\n") < OPEN_RESULT_LINES}
     return {"kind": "other", "type": str(kind or "block"), "json": _json(block)}

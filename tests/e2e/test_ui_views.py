@@ -87,12 +87,12 @@ def test_every_ingested_block_kind_is_rendered(client):
                      r"Thinking</span></summary>\s*<div class=\"plain\">Weighing \*\*options\*\*",
                      turn)
     assert "redacted by the provider" in turn and "b3BhcXVl" not in turn
-    assert re.search(r'<details class="block tool-use" id="tool-toolu_7">', turn)
+    assert re.search(r'<details class="block tool-use" id="tool-\d+-toolu_7">', turn)
     assert '<span class="tool-name">Bash</span> <code class="preview">ls -la</code>' in turn
     assert "{\n  &#34;command&#34;: &#34;ls -la&#34;,\n  &#34;timeout&#34;: 5\n}" in turn
     assert re.search(r'<details class="block tool-result is-error" open>\s*<summary>'
                      r'<span class="label">Error</span>\s*<a class="tool-link" '
-                     r'href="#tool-toolu_7">Bash · toolu_7</a>', turn)
+                     r'href="#tool-\d+-toolu_7">Bash · toolu_7</a>', turn)
     assert '<pre class="output">boom: no such file</pre>' in turn
     assert turn.index("I will run") < turn.index("Thinking")  # content text, then blocks
     assert_no_inline_script(html)

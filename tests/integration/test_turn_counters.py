@@ -1,6 +1,8 @@
 """conversation_turn_count and visible_message_count: exact, and once per turn_key."""
 import pytest
 
+from app.db import writing
+from app.services import sessions
 from tests import claude_lines as cl
 
 BOTH_KINDS = pytest.mark.parametrize("kind", ["ordinary", "autonomous"])
@@ -96,3 +98,20 @@ def test_two_identical_turns_count_twice(kind, new_session, feed, counters):
 
 def test_a_session_starts_at_zero(new_session, counters):
     assert counters(new_session("ordinary")) == (0, 0, 0)
+
+
+def test_two_identical_codex_runs_are_two_turns_and_a_resent_turn_end_counts_nothing(app, feed,
+                                                                                      rows):
+    sid = sessions.open_session({"session_type": "agent", "provider": "codex"},
+                                writing()).session_id
+    run = ['{"type": "turn.started"}',
+           '{"type": "item.completed", "item": {"id": "item_0", "type": "agent_message",'
+           ' "text": "Done."}}',
+           '{"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 1}}']
+    feed(sid, run)
+    feed(sid, run)
+    feed(sid, [run[-1]])  # a re-sent turn end closes an empty turn
+    assert [r[0] for r in rows("SELECT content FROM session_messages WHERE session_id = ?"
+                               " ORDER BY id", sid)] == ["Done.", "Done."]
+    assert rows("SELECT conversation_turn_count, message_count FROM agent_sessions"
+                " WHERE session_id = ?", sid) == [(2, 2)]

@@ -30,7 +30,7 @@ def test_each_block_kind_becomes_its_part():
     assert (reasoning["label"], reasoning["text"]) == ("Reasoning", "why")
     assert use["name"] == "Bash" and use["preview"] == "ls -la"
     assert use["input_json"] == '{\n  "command": "ls -la"\n}'
-    assert result["anchor"] == use["anchor"] == "tool-toolu_1"
+    assert result["anchor"] == use["anchor"] == "tool-1-toolu_1"
     assert result["tool_name"] == "Bash" and result["is_error"] and result["text"] == "a\nb"
     assert other["type"] == "image"
 
@@ -56,4 +56,16 @@ def test_tool_result_content_lists_are_flattened_to_text():
 
 
 def test_anchor_is_a_safe_html_id():
-    assert anchor('a"b <c>') == "tool-a_b__c_"
+    assert anchor(7, 'a"b <c>') == "tool-7-a_b__c_"
+
+
+def test_reused_tool_ids_are_named_and_anchored_within_their_own_message():
+    def message(id_, name):
+        blocks = [{"type": "tool_use", "id": "item_0", "name": name, "input": {}},
+                  {"type": "tool_result", "tool_use_id": "item_0", "content": "ok"}]
+        return Message(id_, "s", "assistant", "", blocks, {}, "remote_live", f"k{id_}", "t")
+
+    first, second = bubbles([message(1, "command_execution"), message(2, "file_change")])
+    assert first.parts[1]["tool_name"] == "command_execution"
+    assert second.parts[1]["tool_name"] == "file_change"
+    assert first.parts[0]["anchor"] != second.parts[0]["anchor"]

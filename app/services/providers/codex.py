@@ -1,13 +1,12 @@
 """OpenAI Codex CLI `codex exec --json` lines as `StreamEvent`s.
 
 Only an item's completed state is read (`item.started` / `item.updated` are
-ignored); `turn.completed` / `turn.failed` close the turn. An item's identity
-is `codex:<item id>:<digest of the line's JSON>`: item ids (`item_0`, ...) restart with
-every `codex exec` run of a thread, so the id alone would name different items
-alike, while the hash lets an exact replay of a line be recognised.
+ignored); `turn.completed` / `turn.failed` close the turn. Item lines carry no
+identity: item ids (`item_0`, ...) restart with every `codex exec` run of a
+thread, and a later run may print exactly the same line ("Done."), so neither
+the id nor the line's content names an item uniquely. Like Gemini's lines, they
+are known by their place in the buffer.
 """
-import hashlib
-import json
 
 from app.services.event_types import ASSISTANT
 from app.services.event_types import RESULT
@@ -34,7 +33,7 @@ def parse_item_completed(obj):
     kind = text_of(item.get("type")) or text_of(item.get("item_type"))
     kind = ITEM_ALIASES.get(kind, kind)
     builder = ITEM_BLOCKS.get(kind)
-    identity = _item_identity(obj, item)
+    identity = None  # see the module docstring
     if kind == "error":
         return StreamEvent(SYSTEM, identity=identity, text=text_of(item.get("message")).strip(),
                            info={"subtype": "error"})
@@ -130,19 +129,6 @@ def _tool_use(item, name, tool_input):
 def _tool_result(item, content, is_error):
     return {"type": "tool_result", "tool_use_id": item.get("id"),
             "content": content if content is not None else "", "is_error": bool(is_error)}
-
-
-def _item_identity(obj, item):
-    """`codex:<item id>:<digest of the whole line>`, or None for an item without an id."""
-    item_id = item.get("id")
-    if not isinstance(item_id, str) or not item_id:
-        return None
-    digest = hashlib.sha256(_canonical(obj).encode("utf-8")).hexdigest()[:16]
-    return f"codex:{item_id}:{digest}"
-
-
-def _canonical(obj):
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 ITEM_BLOCKS = {

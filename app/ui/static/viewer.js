@@ -86,13 +86,20 @@ function refresh() {
   return state.fetching;
 }
 
+// Line types after which some provider may have written a row: Claude's result
+// and system lines, Codex's turn ends and notes, Gemini's init, result and error.
+const ROW_WRITING_TYPES = new Set([
+  "result", "system", "turn.completed", "turn.failed", "thread.started", "error", "init",
+  "item.completed",
+]);
+
 // True for an output event after which the transcript may hold a new row.
 function writesRow(data) {
   if (data.stream === "system") return true;
   if (data.stream !== "stdout") return false;
   try {
     const line = JSON.parse(data.payload);
-    return line !== null && (line.type === "result" || line.type === "system");
+    return line !== null && ROW_WRITING_TYPES.has(line.type);
   } catch {
     return false;
   }
