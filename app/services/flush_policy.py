@@ -58,6 +58,8 @@ class FlushPolicy:
             return _failure_note(turn) if turn.result.get("is_error") else None
         metadata = {
             "content_blocks": blocks,
+            "turn_id": turn.key,
+            "terminal_reason": turn.terminal_reason,
             "message_ids": list(turn.message_ids),
             "trigger": turn.trigger,
             "event_range": [turn.first_event_index, turn.last_event_index],
@@ -80,7 +82,8 @@ def _failure_note(turn):
     reason = turn.result.get("subtype") or "error"
     detail = turn.result.get("result") or ""
     text = f"Turn failed ({reason})" + (f": {detail}" if detail else "")
-    metadata = {"result": {k: v for k, v in turn.result.items() if k != "result"}}
+    metadata = {"turn_id": turn.key, "terminal_reason": turn.terminal_reason,
+                "result": {k: v for k, v in turn.result.items() if k != "result"}}
     return MessageDraft("system", text, [], metadata, turn.key)
 
 

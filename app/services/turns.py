@@ -100,6 +100,22 @@ class Turn:
     def has_visible_text(self):
         return bool(self.text.strip())
 
+    @property
+    def terminal_reason(self):
+        """Why the turn ended: success, error, max_turns, interrupted or process_exit.
+
+        A result with `is_error` is a failure whatever its subtype (Claude reports
+        API failures as subtype "success" with is_error true).
+        """
+        if self.trigger != "result":
+            return "process_exit"
+        result = self.result
+        if str(result.get("terminal_reason", "")).startswith("aborted"):
+            return "interrupted"
+        if not result.get("is_error"):
+            return "success"
+        return "max_turns" if result.get("subtype") == "error_max_turns" else "error"
+
 
 @dataclass(frozen=True)
 class SystemNote:

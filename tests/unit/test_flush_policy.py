@@ -98,3 +98,19 @@ def test_system_notes_with_text_become_system_rows_and_empty_ones_vanish():
     assert (draft.role, draft.content, draft.turn_key) == ("system", "Session started", "system:s1")
     assert draft.metadata == {"subtype": "init"}
     assert ORDINARY.draft(SystemNote("system:s2", "  ", "hook_started")) is None
+
+
+@pytest.mark.parametrize("result, trigger, expected", [
+    ({"subtype": "success", "is_error": False}, "result", "success"),
+    ({"subtype": "success", "is_error": True}, "result", "error"),
+    ({"subtype": "error_max_turns", "is_error": True}, "result", "max_turns"),
+    ({"subtype": "error_during_execution", "is_error": True}, "result", "error"),
+    ({"subtype": "success", "terminal_reason": "aborted_tools"}, "result", "interrupted"),
+    ({}, "completion", "process_exit"),
+])
+def test_rows_carry_the_turn_id_and_why_the_turn_ended(result, trigger, expected):
+    parts = ({"type": "text", "text": "hi"},)
+    closed = Turn("turn:k", parts, (), trigger, result, 0, 1)
+    draft = ORDINARY.draft(closed)
+    assert draft.metadata["turn_id"] == "turn:k"
+    assert draft.metadata["terminal_reason"] == expected
