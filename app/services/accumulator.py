@@ -70,6 +70,8 @@ class Accumulator:
         self.buffer.add_identity(identity, event_index)
         if event.message_id and event.message_id not in self.buffer.message_ids:
             self.buffer.message_ids.append(event.message_id)
+        if event.message_id and event.info.get("usage"):
+            self._keep_usage(event.message_id, event.info["usage"])
         self.buffer.parts.extend(event.blocks)
         return []
 
@@ -79,6 +81,12 @@ class Accumulator:
             self.buffer = TurnBuffer()
             return None
         return self._close(COMPLETION_TRIGGER, {})
+
+    def _keep_usage(self, message_id, usage):
+        """One usage per message id: the fullest report seen (later lines may add tokens)."""
+        known = self.buffer.usage.get(message_id)
+        if known is None or sum(usage.values()) > sum(known.values()):
+            self.buffer.usage[message_id] = dict(usage)
 
     def _first_sighting(self, identity):
         """Record a line id; False when it was seen within the replay window."""
@@ -101,6 +109,7 @@ class Accumulator:
             first_event_index=buf.first_event_index,
             last_event_index=buf.last_event_index,
             saved_parts=buf.saved_parts,
+            usage=dict(buf.usage),
         )
         self.buffer = TurnBuffer()
         return turn

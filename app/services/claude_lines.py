@@ -38,7 +38,22 @@ def parse_assistant(obj):
         return ignored("no_message")
     blocks = assistant_blocks(message.get("content"))
     message_id = message.get("id") if isinstance(message.get("id"), str) else None
-    return StreamEvent(ASSISTANT, tuple(blocks), line_identity(obj), message_id)
+    usage = token_usage(message.get("usage"))
+    info = {"usage": usage} if usage and message_id else {}
+    return StreamEvent(ASSISTANT, tuple(blocks), line_identity(obj), message_id, info=info)
+
+
+USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+                "cache_read_input_tokens")
+
+
+def token_usage(usage):
+    """The whole-number token counts of a Messages API `usage` object ({} if none)."""
+    if not isinstance(usage, dict):
+        return {}
+    return {key: usage[key] for key in USAGE_FIELDS
+            if isinstance(usage.get(key), int) and not isinstance(usage.get(key), bool)
+            and 0 <= usage[key] < 2**40}
 
 
 def parse_user(obj):

@@ -66,6 +66,8 @@ class FlushPolicy:
         }
         if turn.result:
             metadata["result"] = {k: v for k, v in turn.result.items() if k != "result"}
+        if turn.usage:
+            metadata["usage"] = turn.token_usage
         content = turn.text if turn.has_visible_text else ""
         return MessageDraft("assistant", content, blocks, metadata, turn.key)
 

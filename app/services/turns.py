@@ -21,6 +21,9 @@ class TurnBuffer:
     message_ids: list = field(default_factory=list)
     first_event_index: int | None = None
     last_event_index: int | None = None
+    # message id -> its token usage. Claude repeats one message's usage on every
+    # line of that message, so it is kept once per message id, never summed per line.
+    usage: dict = field(default_factory=dict)
 
     def is_empty(self):
         """True while the turn has no content at all."""
@@ -60,6 +63,7 @@ class Turn:
     first_event_index: int | None
     last_event_index: int | None
     saved_parts: int = 0
+    usage: dict = field(default_factory=dict)  # message id -> token usage
 
     def with_saved_parts(self, saved):
         """This turn with its earlier, saved parts put back in front."""
@@ -99,6 +103,15 @@ class Turn:
     @property
     def has_visible_text(self):
         return bool(self.text.strip())
+
+    @property
+    def token_usage(self):
+        """The turn's tokens, each message counted once: {} when no line reported any."""
+        totals = {}
+        for usage in self.usage.values():
+            for key, value in usage.items():
+                totals[key] = totals.get(key, 0) + value
+        return totals
 
     @property
     def terminal_reason(self):

@@ -150,3 +150,27 @@ def test_the_replay_window_is_bounded_and_survives_a_snapshot():
     feed_all(revived, [lines[0], lines[-1]], start=REPLAY_WINDOW + 1)
     # a-0 fell out of the window and is read again; the newest id is still remembered
     assert revived.close().parts == ({"type": "text", "text": "0"},)
+
+
+def test_usage_counts_once_per_message_id_however_many_lines_repeat_it():
+    acc = Accumulator()
+    [turn] = feed_all(acc, [
+        cl.assistant(cl.thinking(), message_id="m1"),   # every line repeats m1's usage
+        cl.assistant(cl.text("a"), message_id="m1"),
+        cl.assistant(cl.tool_use("t1"), message_id="m1"),
+        cl.tool_result("t1"),
+        cl.assistant(cl.text("b"), message_id="m2"),
+        cl.result(),
+    ])
+    assert turn.usage == {"m1": {"input_tokens": 3, "output_tokens": 7},
+                          "m2": {"input_tokens": 3, "output_tokens": 7}}
+    assert turn.token_usage == {"input_tokens": 6, "output_tokens": 14}
+
+
+def test_usage_survives_a_snapshot():
+    acc = Accumulator()
+    feed_all(acc, [cl.assistant(cl.text("a"), message_id="m1")])
+    acc.take_unsaved_parts()
+    revived = Accumulator.restore(acc.snapshot())
+    [turn] = feed_all(revived, [cl.assistant(cl.text("b"), message_id="m1"), cl.result()], start=1)
+    assert turn.token_usage == {"input_tokens": 3, "output_tokens": 7}

@@ -114,3 +114,11 @@ def test_rows_carry_the_turn_id_and_why_the_turn_ended(result, trigger, expected
     draft = ORDINARY.draft(closed)
     assert draft.metadata["turn_id"] == "turn:k"
     assert draft.metadata["terminal_reason"] == expected
+
+
+def test_turn_usage_goes_to_metadata_summed_over_messages():
+    parts = ({"type": "text", "text": "hi"},)
+    usage = {"m1": {"input_tokens": 3, "output_tokens": 7}, "m2": {"output_tokens": 1}}
+    draft = ORDINARY.draft(Turn("turn:k", parts, ("m1", "m2"), "result", {}, 0, 1, usage=usage))
+    assert draft.metadata["usage"] == {"input_tokens": 3, "output_tokens": 8}
+    assert "usage" not in ORDINARY.draft(Turn("turn:k", parts, (), "result", {}, 0, 1)).metadata
