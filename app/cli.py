@@ -84,3 +84,4 @@ def demo(sample, session_type):
     click.echo(json.dumps(payload, indent=2))
     click.echo(f"\ningested {len(lines)} lines into session {sid}")
     click.echo(f"GET http://127.0.0.1:8000/api/remote/sessions/{sid}")
+    click.echo(f"viewer: http://127.0.0.1:8000/sessions/{sid}")
