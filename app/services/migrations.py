@@ -71,6 +71,7 @@ def status(engine, folder):
     found = discover(folder)  # a bad folder fails before the database is touched
     with engine.begin() as conn:
         repo = SchemaMigrationRepository(conn)
+        repo.lock()
         repo.ensure_table()
         applied = repo.applied()
     return applied, [m for m in found if m.version not in applied]

@@ -1,5 +1,6 @@
 """Migrations run once each, in order, and the CLI reports what it did."""
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,23 @@ def test_0007_backfills_the_turn_counters_of_existing_sessions(fresh_app, tmp_pa
         keys = conn.execute(text("SELECT turn_key FROM session_turns ORDER BY turn_key")).all()
     assert tuple(counters) == (3, 1, 0)
     assert [k for k, in keys] == ["turn:a", "turn:b", "turn:c"]
+
+
+def test_two_first_upgrades_at_once_apply_each_migration_once(fresh_app):
+    engine, folder = db.engine, fresh_app.config["MIGRATIONS_DIR"]
+    results, errors = [], []
+
+    def run():
+        try:
+            results.append([m.version for m in migrations.upgrade(engine, folder)])
+        except Exception as err:  # reported by the assertion below
+            errors.append(err)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    applied = sorted(v for versions in results for v in versions)
+    assert applied == [m.version for m in migrations.discover(folder)]
