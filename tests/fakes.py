@@ -53,9 +53,6 @@ class FakeMessages:
     def __init__(self):
         self.rows = []
 
-    def add_many_if_new(self, session_id, drafts, timestamp):
-        return len(self.insert_new(session_id, drafts, timestamp))
-
     def insert_new(self, session_id, drafts, timestamp):
         added = []
         for draft in drafts:

@@ -53,15 +53,15 @@ def draft(key, content="hi"):
 
 def test_counts_only_new_rows_whatever_the_driver_reports(conn):
     repo = MessageRepository(NoBatchRowcount(conn))
-    assert repo.add_many_if_new("s1", [draft("turn:a"), draft("turn:b")], NOW) == 2
-    assert repo.add_many_if_new("s1", [draft("turn:b"), draft("turn:c"), draft("turn:c")], NOW) == 1
-    assert repo.add_many_if_new("s1", [], NOW) == 0
+    assert len(repo.insert_new("s1", [draft("turn:a"), draft("turn:b")], NOW)) == 2
+    assert len(repo.insert_new("s1", [draft("turn:b"), draft("turn:c"), draft("turn:c")], NOW)) == 1
+    assert len(repo.insert_new("s1", [], NOW)) == 0
     keys = [m.turn_key for m in MessageRepository(conn).list_all("s1")]
     assert keys == ["turn:a", "turn:b", "turn:c"]
 
 
 def test_a_replayed_turn_keeps_the_first_row(conn):
     repo = MessageRepository(conn)
-    assert repo.add_many_if_new("s1", [draft("turn:a", "first")], NOW) == 1
-    assert repo.add_many_if_new("s1", [draft("turn:a", "second")], NOW) == 0
+    assert len(repo.insert_new("s1", [draft("turn:a", "first")], NOW)) == 1
+    assert len(repo.insert_new("s1", [draft("turn:a", "second")], NOW)) == 0
     assert [m.content for m in repo.list_all("s1")] == ["first"]

@@ -26,10 +26,6 @@ class MessageRepository:
     def __init__(self, conn):
         self.conn = conn
 
-    def add_many_if_new(self, session_id, drafts, timestamp):
-        """Insert each draft unless its turn is already stored; returns how many were new."""
-        return len(self.insert_new(session_id, drafts, timestamp))
-
     def insert_new(self, session_id, drafts, timestamp):
         """Insert each draft unless its turn is already stored; returns the new ones.
 
