@@ -14,9 +14,10 @@ class FakeSessions:
     def __init__(self):
         self.rows = {}
 
-    def add(self, session_id, user_id, session_type, context, provider, now):
+    def add(self, session_id, user_id, session_type, context, provider, now, machine=None):
         self.rows[session_id] = AgentSession(session_id, user_id, session_type, context, "running",
-                                             provider, None, 0, 0, 0, 0, 0, 0, now, now)
+                                             provider, None, 0, 0, 0, 0, 0, 0, now, now,
+                                             machine=machine)
 
     def get(self, session_id):
         return copy.deepcopy(self.rows.get(session_id))

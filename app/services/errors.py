@@ -30,3 +30,15 @@ class UnknownProvider(ServiceError):
     """A session names a provider whose lines no parser reads."""
 
     code = "unknown_provider"
+
+
+class NotPermitted(ServiceError):
+    """The caller is known but may not do this (a token of the wrong kind or scope)."""
+
+    code = "not_permitted"
+
+
+class SessionNotAssigned(NotPermitted):
+    """A runner token wrote to a session assigned to another machine (or to none)."""
+
+    code = "session_not_assigned"

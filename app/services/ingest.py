@@ -4,6 +4,7 @@ Each runs in one write transaction that first locks the session row, so the
 event numbering, the open turn and the counters of a session change serially
 and together: a crash leaves either all of a request's effects or none.
 """
+from app.services.access import OPEN
 from app.services.accumulator import Accumulator
 from app.services.accumulator import Turn
 from app.services.accumulator import runner_note
@@ -11,6 +12,7 @@ from app.services.clock import iso_after
 from app.services.clock import to_iso
 from app.services.clock import utc_now
 from app.services.errors import SessionClosed
+from app.services.errors import SessionNotAssigned
 from app.services.errors import SessionNotFound
 from app.services.flush_policy import policy_for
 from app.services.models import IngestReceipt
@@ -19,10 +21,10 @@ from app.services.models import TranscriptDelta
 from app.services.providers import get_parser
 
 
-def ingest_output(session_id, chunks, uow, *, retention_seconds, clock=utc_now):
+def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, clock=utc_now):
     """Buffer the runner's chunks and fold their stdout lines into the transcript."""
     with uow:
-        session = _locked_session(uow, session_id)
+        session = _locked_session(uow, session_id, caller)
         fresh, duplicates = _drop_duplicates(chunks, uow.outputs.known_seqs(
             session_id, {c.seq for c in chunks if c.seq is not None}))
         if not fresh:
@@ -48,10 +50,10 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, clock=utc_now):
     return IngestReceipt(len(stored), duplicates, stored[-1].event_index, delta.messages)
 
 
-def complete_session(session_id, exit_code, uow, *, clock=utc_now):
+def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now):
     """Process completion: flush the open turn and close the session (idempotent)."""
     with uow:
-        session = _locked_session(uow, session_id)
+        session = _locked_session(uow, session_id, caller)
         if session.is_completed:
             return session
         stamp = to_iso(clock())
@@ -71,10 +73,10 @@ def complete_session(session_id, exit_code, uow, *, clock=utc_now):
     return session
 
 
-def record_usage(session_id, report, uow, *, clock=utc_now):
+def record_usage(session_id, report, uow, *, caller=OPEN, clock=utc_now):
     """Add a usage report to the session's counters once; False for a repeat."""
     with uow:
-        _locked_session(uow, session_id)
+        _locked_session(uow, session_id, caller)
         stamp = to_iso(clock())
         counted = uow.usage.add_if_new(session_id, report["report_id"], report["input_tokens"],
                                        report["output_tokens"], report["requests"], stamp)
@@ -86,10 +88,14 @@ def record_usage(session_id, report, uow, *, clock=utc_now):
     return counted, session
 
 
-def _locked_session(uow, session_id):
+def _locked_session(uow, session_id, caller):
     session = uow.sessions.get_for_update(session_id)
     if session is None:
         raise SessionNotFound(f"no session {session_id}", {"session_id": session_id})
+    if not caller.may_write(session):
+        raise SessionNotAssigned(
+            f"session {session_id} is not assigned to machine {caller.name!r}",
+            {"session_id": session_id, "token_machine": caller.name})
     return session
 
 

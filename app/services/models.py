@@ -22,6 +22,7 @@ class AgentSession:
     updated_at: str
     conversation_turn_count: int = 0
     visible_message_count: int = 0
+    machine: str | None = None
     messages: list = field(default_factory=list)
 
     @property
@@ -81,3 +82,15 @@ class TranscriptDelta:
 class Page:
     items: list
     next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class TokenRecord:
+    """A stored bearer token, without its secret."""
+
+    id: int
+    kind: str
+    name: str
+    is_admin: bool
+    created_at: str
+    revoked_at: str | None

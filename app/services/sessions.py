@@ -3,9 +3,13 @@ import base64
 import binascii
 import uuid
 
+from app.services.access import OPEN
+from app.services.access import RUNNER
+from app.services.access import USER
 from app.services.clock import to_iso
 from app.services.clock import utc_now
 from app.services.errors import InvalidCursor
+from app.services.errors import NotPermitted
 from app.services.errors import SessionNotFound
 from app.services.models import Page
 
@@ -13,55 +17,81 @@ from app.services.models import Page
 MAX_MESSAGE_ID = 2**63 - 1
 
 
-def open_session(data, uow, *, clock=utc_now):
-    """Create a running session from validated fields; returns it."""
+def open_session(data, uow, *, caller=OPEN, clock=utc_now):
+    """Create a running session from validated fields; returns it.
+
+    A user opens sessions for themselves (an admin for anyone); a runner opens
+    them on its own machine, for the owner it names.
+    """
+    owner, machine = _owner_and_machine(data, caller)
     session_id = str(uuid.uuid4())
     with uow:
         uow.sessions.add(
             session_id,
-            data.get("user_id"),
+            owner,
             data["session_type"],
             data.get("context") or {},
             data.get("provider") or "claude",
             to_iso(clock()),
+            machine=machine,
         )
         session = uow.sessions.get(session_id)
         uow.commit()
     return session
 
 
-def get_session(session_id, uow):
+def get_session(session_id, uow, *, caller=OPEN):
     """The session with its whole transcript, in write order."""
     with uow:
-        session = _existing(uow, session_id)
+        session = readable_session(uow, session_id, caller)
         session.messages = uow.messages.list_all(session_id)
     return session
 
 
-def list_messages(session_id, uow, *, after=None, limit):
+def list_messages(session_id, uow, *, after=None, limit, caller=OPEN):
     """One keyset page of the transcript; the cursor is the last message id seen."""
     after_id = _int_cursor(after)
     with uow:
-        _existing(uow, session_id)
+        readable_session(uow, session_id, caller)
         items = uow.messages.list_page(session_id, after_id, limit)
     cursor = str(items[-1].id) if len(items) == limit else None
     return Page(items, cursor)
 
 
-def list_sessions(uow, *, cursor=None, limit):
-    """Sessions, newest first, one keyset page at a time."""
+def list_sessions(uow, *, cursor=None, limit, caller=OPEN):
+    """The sessions `caller` may read, newest first, one keyset page at a time."""
     before = _decode_session_cursor(cursor) if cursor else None
     with uow:
-        items = uow.sessions.list_page(limit, before)
+        items = uow.sessions.list_page(limit, before, owner=caller.owner_scope)
     next_cursor = _encode_session_cursor(items[-1]) if len(items) == limit else None
     return Page(items, next_cursor)
 
 
-def _existing(uow, session_id):
+def readable_session(uow, session_id, caller):
+    """The session, if it exists and `caller` may read it; else SessionNotFound.
+
+    Another user's session is "not found", not "forbidden": its existence is
+    none of the caller's business.
+    """
     session = uow.sessions.get(session_id)
-    if session is None:
+    if session is None or not caller.may_read(session):
         raise SessionNotFound(f"no session {session_id}", {"session_id": session_id})
     return session
+
+
+def _owner_and_machine(data, caller):
+    owner, machine = data.get("user_id"), data.get("machine")
+    if caller.kind == RUNNER:
+        if machine not in (None, caller.name):
+            raise NotPermitted("a runner opens sessions on its own machine only",
+                               {"machine": machine, "token_machine": caller.name})
+        return owner, caller.name
+    if caller.kind == USER and not caller.is_admin:
+        if owner not in (None, caller.name):
+            raise NotPermitted("a user opens sessions for themselves only",
+                               {"user_id": owner, "token_user": caller.name})
+        return caller.name, machine
+    return owner, machine
 
 
 def _int_cursor(after):

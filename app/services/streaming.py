@@ -7,9 +7,10 @@ work, taken from `new_uow()`, so nothing is held open while the stream waits.
 import time
 from dataclasses import dataclass
 
+from app.services.access import OPEN
 from app.services.clock import to_iso
 from app.services.clock import utc_now
-from app.services.errors import SessionNotFound
+from app.services.sessions import readable_session
 
 FROM_START = -1  # the cursor of a client that has seen nothing
 
@@ -50,14 +51,14 @@ class End:
     last_event_index: int | None
 
 
-def resume_cursor(session_id, new_uow, *, after=None, client_id=None):
+def resume_cursor(session_id, new_uow, *, after=None, client_id=None, caller=OPEN):
     """Where a stream starts: an explicit cursor, else the client's stored one, else the start.
 
-    Raises SessionNotFound before any streaming begins.
+    Raises SessionNotFound, when there is no such session or `caller` may not read
+    it, before any streaming begins.
     """
     with new_uow() as uow:
-        if uow.sessions.get(session_id) is None:
-            raise SessionNotFound(f"no session {session_id}", {"session_id": session_id})
+        readable_session(uow, session_id, caller)
         if after is None and client_id:
             after = uow.stream_cursors.last_delivered(session_id, client_id)
     return FROM_START if after is None else after

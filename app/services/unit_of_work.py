@@ -13,7 +13,7 @@ WRITE_OPTION = "turnlog_write"
 class AbstractUnitOfWork:
     """One transaction with its repositories; leaving it rolls back what was not committed."""
 
-    sessions = messages = outputs = turn_states = turns = usage = stream_cursors = None
+    sessions = messages = outputs = turn_states = turns = usage = stream_cursors = tokens = None
 
     def __enter__(self):
         """Start the unit of work."""
@@ -64,6 +64,7 @@ class SqlUnitOfWork(AbstractUnitOfWork):
         self.turns = repositories.TurnRepository(conn)
         self.usage = repositories.UsageRepository(conn)
         self.stream_cursors = repositories.StreamCursorRepository(conn)
+        self.tokens = repositories.TokenRepository(conn)
         return self
 
     def __exit__(self, *exc_info):

@@ -7,6 +7,7 @@ from app.services.repositories.messages import MessageRepository
 from app.services.repositories.outputs import OutputRepository
 from app.services.repositories.sessions import SessionRepository
 from app.services.repositories.stream_cursors import StreamCursorRepository
+from app.services.repositories.tokens import TokenRepository
 from app.services.repositories.turn_states import TurnStateRepository
 from app.services.repositories.turns import TurnRepository
 from app.services.repositories.usage import UsageRepository
@@ -16,6 +17,7 @@ __all__ = [
     "OutputRepository",
     "SessionRepository",
     "StreamCursorRepository",
+    "TokenRepository",
     "TurnRepository",
     "TurnStateRepository",
     "UsageRepository",

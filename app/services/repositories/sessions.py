@@ -8,12 +8,12 @@ from app.services.models import AgentSession
 COLUMNS = (
     "session_id, user_id, session_type, context, status, provider, exit_code, "
     "message_count, conversation_turn_count, visible_message_count, request_count, total_tokens, total_input_tokens, "
-    "total_output_tokens, next_event_index, created_at, updated_at"
+    "total_output_tokens, next_event_index, created_at, updated_at, machine"
 )
 INSERT = text(
     "INSERT INTO agent_sessions (session_id, user_id, session_type, context, status,"
-    " provider, created_at, updated_at) VALUES (:session_id, :user_id, :session_type,"
-    " :context, 'running', :provider, :now, :now)"
+    " provider, machine, created_at, updated_at) VALUES (:session_id, :user_id, :session_type,"
+    " :context, 'running', :provider, :machine, :now, :now)"
 )
 SELECT_ONE = text(f"SELECT {COLUMNS} FROM agent_sessions WHERE session_id = :session_id")
 # A no-op write that returns the row: it takes the row lock (PostgreSQL; SQLite
@@ -22,15 +22,21 @@ LOCK_AND_SELECT = text(
     "UPDATE agent_sessions SET next_event_index = next_event_index"
     f" WHERE session_id = :session_id RETURNING {COLUMNS}"
 )
-SELECT_NEWEST = text(
-    f"SELECT {COLUMNS} FROM agent_sessions"
-    " ORDER BY created_at DESC, session_id DESC LIMIT :limit"
-)
-SELECT_OLDER = text(
-    f"SELECT {COLUMNS} FROM agent_sessions"
-    " WHERE created_at < :created_at OR (created_at = :created_at AND session_id < :session_id)"
-    " ORDER BY created_at DESC, session_id DESC LIMIT :limit"
-)
+# Newest first, keyset paged; (owner filter?, after a cursor?) -> statement. Four
+# fixed statements rather than `:owner IS NULL OR ...`, which PostgreSQL cannot type.
+OWNED = "user_id = :owner"
+OLDER = "(created_at < :created_at OR (created_at = :created_at AND session_id < :session_id))"
+
+
+def _list_statement(owned, older):
+    conditions = [c for c, wanted in ((OWNED, owned), (OLDER, older)) if wanted]
+    where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+    return text(f"SELECT {COLUMNS} FROM agent_sessions{where}"
+                " ORDER BY created_at DESC, session_id DESC LIMIT :limit")
+
+
+LIST_PAGE = {(owned, older): _list_statement(owned, older)
+             for owned in (False, True) for older in (False, True)}
 # The transcript counters move together, by what the transaction newly inserted.
 COUNTERS = (
     "message_count = message_count + :new_messages,"
@@ -63,7 +69,7 @@ class SessionRepository:
     def __init__(self, conn):
         self.conn = conn
 
-    def add(self, session_id, user_id, session_type, context, provider, now):
+    def add(self, session_id, user_id, session_type, context, provider, now, machine=None):
         """Insert a new running session; `context` is stored as JSON text."""
         self.conn.execute(
             INSERT,
@@ -73,6 +79,7 @@ class SessionRepository:
                 "session_type": session_type,
                 "context": json.dumps(context),
                 "provider": provider,
+                "machine": machine,
                 "now": now,
             },
         )
@@ -87,15 +94,16 @@ class SessionRepository:
         row = self.conn.execute(LOCK_AND_SELECT, {"session_id": session_id}).mappings().first()
         return _to_session(row) if row else None
 
-    def list_page(self, limit, before=None):
-        """Newest first; `before` is the (created_at, session_id) of the last row seen."""
-        if before is None:
-            rows = self.conn.execute(SELECT_NEWEST, {"limit": limit}).mappings()
-        else:
-            created_at, session_id = before
-            params = {"created_at": created_at, "session_id": session_id, "limit": limit}
-            rows = self.conn.execute(SELECT_OLDER, params).mappings()
-        return [_to_session(row) for row in rows]
+    def list_page(self, limit, before=None, owner=None):
+        """Newest first; `before` is the (created_at, session_id) of the last row seen;
+        `owner` keeps only that user's sessions (None: every session)."""
+        params = {"limit": limit}
+        if owner is not None:
+            params["owner"] = owner
+        if before is not None:
+            params["created_at"], params["session_id"] = before
+        statement = LIST_PAGE[(owner is not None, before is not None)]
+        return [_to_session(row) for row in self.conn.execute(statement, params).mappings()]
 
     def record_ingest(self, session_id, next_event_index, new_messages, now, *,
                       new_turns=0, new_visible=0):
