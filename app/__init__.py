@@ -1,5 +1,6 @@
 """turnlog: durable, replayable transcripts of CLI coding agents."""
 import os
+import secrets
 from pathlib import Path
 
 from flask import Flask
@@ -21,7 +22,7 @@ def create_app(test_config=None):
         app.config.update(test_config)
     _fill_defaults(app)
 
-    from app import cli, db, errors
+    from app import auth, cli, db, errors
     from app.ingest import bp as ingest_bp
     from app.sessions import bp as sessions_bp
     from app.streaming import bp as streaming_bp
@@ -30,6 +31,8 @@ def create_app(test_config=None):
     db.init_app(app)
     errors.init_app(app)
     cli.init_app(app)
+    auth.init_app(app)
+    app.register_blueprint(auth.bp)
     app.register_blueprint(sessions_bp)
     app.register_blueprint(ingest_bp)
     app.register_blueprint(streaming_bp)
@@ -45,3 +48,23 @@ def _fill_defaults(app):
         app.config["SQLALCHEMY_DATABASE_URI"] = f"sqlite:///{path}"
     if not app.config.get("MIGRATIONS_DIR"):
         app.config["MIGRATIONS_DIR"] = str(Path(app.root_path).parent / "migrations")
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = _instance_secret_key(Path(app.instance_path) / "secret_key")
+
+
+def _instance_secret_key(path):
+    """The key in `path`, created once. Made under a temporary name and linked into
+    place, so workers starting together all end up reading the same key."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        draft = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_hex(32))
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass  # another worker won the race; its key is the one
+        finally:
+            os.unlink(draft)
+    return path.read_text().strip()

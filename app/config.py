@@ -26,3 +26,23 @@ class Config:
     MAX_PAGE_SIZE = 1000
     # Folder holding NNNN_name.sql migrations; None means the project's migrations/.
     MIGRATIONS_DIR = None
+
+    # Authentication. Writes take a runner token, reads a user token (docs/api.md).
+    # AUTH_DISABLED lets anyone read and write everything: for local demos and tests
+    # only, never on a reachable server.
+    AUTH_DISABLED = False
+    # Signs the viewer's session cookie. When unset, a random key is kept in
+    # instance/secret_key, shared by the workers of one host; several hosts behind
+    # one address must be given the same key.
+    SECRET_KEY = None
+    SESSION_COOKIE_SECURE = True
+    SESSION_COOKIE_HTTPONLY = True
+    SESSION_COOKIE_SAMESITE = "Lax"
+
+    # Limits, each answered with its own error code: requests per token per window
+    # (per worker process; 0 turns the limit off), chunks per output request,
+    # characters per output line.
+    RATE_LIMIT_REQUESTS = 6000
+    RATE_LIMIT_WINDOW_SECONDS = 60
+    MAX_CHUNKS_PER_REQUEST = 10_000
+    MAX_LINE_LENGTH = 2 * 1024 * 1024

@@ -12,6 +12,7 @@ SERVICE_STATUS = {
     service_errors.SessionClosed: 409,
     service_errors.InvalidCursor: 422,
     service_errors.UnknownProvider: 422,
+    service_errors.NotPermitted: 403,
 }
 # Headers of a werkzeug error that describe its HTML body, not the error itself.
 BODY_HEADERS = frozenset({"content-type", "content-length"})
@@ -22,9 +23,10 @@ BUSY_RETRY_AFTER_SECONDS = 1
 class ApiError(Exception):
     """An error raised by a view with its status, code and details."""
 
-    def __init__(self, status, code, message, details=None):
+    def __init__(self, status, code, message, details=None, headers=None):
         super().__init__(message)
         self.status, self.code, self.message, self.details = status, code, message, details or {}
+        self.headers = headers or {}
 
 
 def error_response(status, code, message, details=None):
@@ -51,8 +53,10 @@ def init_app(app):
 
     @app.errorhandler(ApiError)
     def on_api_error(err):
-        """A view's own error: its status, code and details as given."""
-        return error_response(err.status, err.code, err.message, err.details)
+        """A view's own error: its status, code, details and headers as given."""
+        response, status = error_response(err.status, err.code, err.message, err.details)
+        response.headers.update(err.headers)
+        return response, status
 
     @app.errorhandler(ValidationError)
     def on_validation_error(err):

@@ -18,7 +18,6 @@ from app.services.surrogates import has_lone_surrogate
 from app.services.surrogates import replace_lone_surrogates
 
 STREAMS = ("stdout", "stderr", "system")
-MAX_CHUNKS_PER_REQUEST = 10_000
 # What a signed 64-bit column (SQLite INTEGER, PostgreSQL BIGINT) can hold.
 MAX_INT64 = 2**63 - 1
 # Exit codes are stored like a signed 32-bit integer (PostgreSQL INTEGER).
@@ -70,6 +69,7 @@ class SessionCreateSchema(BaseSchema):
     context = JsonObject(load_default=dict)
     user_id = Identifier(load_default=None, allow_none=True, validate=validate.Length(max=200))
     provider = fields.String(load_default="claude", validate=validate.OneOf(PROVIDERS))
+    machine = Identifier(load_default=None, allow_none=True, validate=validate.Length(max=200))
 
 
 class ChunkSchema(BaseSchema):
@@ -80,7 +80,7 @@ class ChunkSchema(BaseSchema):
 
 class OutputBatchSchema(BaseSchema):
     chunks = fields.List(fields.Nested(ChunkSchema), required=True,
-                         validate=validate.Length(min=1, max=MAX_CHUNKS_PER_REQUEST))
+                         validate=validate.Length(min=1))
 
 
 class CompleteSchema(BaseSchema):
@@ -112,6 +112,7 @@ class SessionSummarySchema(BaseSchema):
     context = fields.Dict()
     provider = fields.String()
     user_id = fields.String(allow_none=True)
+    machine = fields.String(allow_none=True)
     exit_code = fields.Integer(allow_none=True)
     message_count = fields.Integer()
     conversation_turn_count = fields.Integer()

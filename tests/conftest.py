@@ -73,10 +73,22 @@ def database_url(backend, db_path):
 
 
 @pytest.fixture
-def app(database_url):
+def app_config():
+    """Settings of the `app` fixture; override it in a module to change them.
+
+    Authentication is off here: these tests are about transcripts, and tests/e2e's
+    auth tests (with `secured_app`) prove every route asks for its token.
+    """
+    return {"AUTH_DISABLED": True}
+
+
+@pytest.fixture
+def app(database_url, app_config):
     app = create_app({
         "TESTING": True,
         "SQLALCHEMY_DATABASE_URI": database_url,
+        "SECRET_KEY": "tests-only-secret",
+        **app_config,
     })
     with app.app_context():
         migrations.upgrade(db.engine, app.config["MIGRATIONS_DIR"])

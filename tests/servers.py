@@ -36,6 +36,14 @@ class Gunicorn:
     address: str  # 127.0.0.1:<port>
     db_file: Path | None  # the SQLite file, None when serving `database_url`
     log: Path
+    env: dict  # the environment it was started with (for CLI commands on its database)
+
+    def new_token(self, *args):
+        """A token from `flask create-runner-token --machine M` / `create-user-token --user U`."""
+        done = subprocess.run([BIN / "flask", "--app", "wsgi", *args], cwd=ROOT, env=self.env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
 
 
 @dataclass(frozen=True)
@@ -52,11 +60,13 @@ def free_port():
         return sock.getsockname()[1]
 
 
-def call(base, method, path, body=None, timeout=30):
+def call(base, method, path, body=None, timeout=30, token=None):
     """(status, JSON body) of one request; HTTP errors are returned, not raised."""
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(base + path, data=data, method=method, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, json.loads(response.read())
@@ -65,11 +75,12 @@ def call(base, method, path, body=None, timeout=30):
 
 
 @contextmanager
-def gunicorn(tmp_dir, env=None, workers=2, threads=4, database_url=None):
+def gunicorn(tmp_dir, env=None, workers=2, threads=4, database_url=None, auth=False):
     """Migrate a database, serve it with gunicorn.conf.py, stop it after.
 
     The database is `database_url` when given (several servers may share one), else a
-    fresh SQLite file in `tmp_dir`.
+    fresh SQLite file in `tmp_dir`. Authentication is off unless `auth` (then make
+    tokens with `server.new_token(...)`).
     """
     tmp_dir = Path(tmp_dir)
     db_file = None if database_url else tmp_dir / "served.sqlite"
@@ -79,6 +90,8 @@ def gunicorn(tmp_dir, env=None, workers=2, threads=4, database_url=None):
                 "TURNLOG_SQLALCHEMY_DATABASE_URI": database_url or f"sqlite:///{db_file}",
                 "GUNICORN_BIND": address, "GUNICORN_WORKERS": str(workers),
                 "GUNICORN_THREADS": str(threads),
+                "TURNLOG_AUTH_DISABLED": "false" if auth else "true",
+                "TURNLOG_SECRET_KEY": "tests-only-secret",
                 # gunicorn >= 25.1 opens a control socket there, not in ~/.gunicorn.
                 "XDG_RUNTIME_DIR": str(tmp_dir)}
     upgrade = subprocess.run([BIN / "flask", "--app", "wsgi", "db-upgrade"], cwd=ROOT,
@@ -88,7 +101,7 @@ def gunicorn(tmp_dir, env=None, workers=2, threads=4, database_url=None):
     with open(log, "wb") as log_file:
         proc = subprocess.Popen([BIN / "gunicorn"], cwd=ROOT, env=full_env,
                                 stdout=log_file, stderr=subprocess.STDOUT)
-    server = Gunicorn(f"http://{address}", address, db_file, log)
+    server = Gunicorn(f"http://{address}", address, db_file, log, full_env)
     with _terminated_at_exit(proc):
         _wait_until_up(server.base, proc, "gunicorn", log)
         yield server

@@ -1,10 +1,18 @@
-"""Runner-facing endpoints: thin views over app.services.ingest."""
+"""Runner-facing endpoints: thin views over app.services.ingest.
+
+Each takes a runner token, and only for sessions assigned to its machine.
+"""
 from flask import Blueprint
 from flask import current_app
 
 from app import db
 from app import schemas
+from app.auth import current_caller
+from app.auth import requires
+from app.ingest.limits import check_chunk_count
+from app.ingest.limits import check_line_lengths
 from app.services import ingest as service
+from app.services.access import RUNNER
 from app.services.models import Chunk
 from app.web import load_body
 
@@ -12,30 +20,37 @@ bp = Blueprint("ingest", __name__, url_prefix="/api/remote/sessions")
 
 
 @bp.post("/<session_id>/output")
+@requires(RUNNER)
 def output(session_id):
     """POST /api/remote/sessions/<id>/output: buffer runner chunks, transcribe their lines."""
-    batch = load_body(schemas.output_batch_schema)
+    batch = load_body(schemas.output_batch_schema, check=check_chunk_count)
     chunks = [Chunk(c["data"], c["stream"], c["seq"]) for c in batch["chunks"]]
+    check_line_lengths(chunks)
     receipt = service.ingest_output(
         session_id,
         chunks,
         db.writing(),
         retention_seconds=current_app.config["OUTPUT_RETENTION_SECONDS"],
+        caller=current_caller(),
     )
     return schemas.ingest_receipt_schema.dump(receipt)
 
 
 @bp.post("/<session_id>/complete")
+@requires(RUNNER)
 def complete(session_id):
     """POST /api/remote/sessions/<id>/complete: flush the open turn and close the session."""
     body = load_body(schemas.complete_schema)
-    session = service.complete_session(session_id, body["exit_code"], db.writing())
+    session = service.complete_session(session_id, body["exit_code"], db.writing(),
+                                       caller=current_caller())
     return {"session": schemas.session_summary_schema.dump(session)}
 
 
 @bp.post("/<session_id>/usage")
+@requires(RUNNER)
 def usage(session_id):
     """POST /api/remote/sessions/<id>/usage: count a usage report, once per report_id."""
     report = load_body(schemas.usage_report_schema)
-    counted, session = service.record_usage(session_id, report, db.writing())
+    counted, session = service.record_usage(session_id, report, db.writing(),
+                                            caller=current_caller())
     return {"counted": counted, "session": schemas.session_summary_schema.dump(session)}

@@ -6,9 +6,13 @@ from flask import request
 
 from app import db
 from app import schemas
+from app.auth import current_caller
+from app.auth import requires
 from app.errors import ApiError
 from app.services import exports
 from app.services import sessions as service
+from app.services.access import RUNNER
+from app.services.access import USER
 from app.services.openai_format import to_openai_messages
 from app.web import load_body
 from app.web import page_limit
@@ -17,18 +21,20 @@ bp = Blueprint("sessions", __name__, url_prefix="/api/remote/sessions")
 
 
 @bp.post("")
+@requires(USER, RUNNER)
 def create():
     """POST /api/remote/sessions: open a running session (201 with its summary)."""
     data = load_body(schemas.session_create_schema)
-    session = service.open_session(data, db.writing())
+    session = service.open_session(data, db.writing(), caller=current_caller())
     return {"session": schemas.session_summary_schema.dump(session)}, 201
 
 
 @bp.get("")
+@requires(USER, cookie=True)
 def index():
     """GET /api/remote/sessions: session summaries, newest first, one page per cursor."""
     page = service.list_sessions(db.reading(), cursor=request.args.get("cursor"),
-                                 limit=page_limit())
+                                 limit=page_limit(), caller=current_caller())
     return {
         "sessions": schemas.session_summary_schema.dump(page.items, many=True),
         "next_cursor": page.next_cursor,
@@ -36,13 +42,15 @@ def index():
 
 
 @bp.get("/<session_id>")
+@requires(USER, cookie=True)
 def show(session_id):
     """GET /api/remote/sessions/<id>: the session with its whole transcript."""
-    session = service.get_session(session_id, db.reading())
+    session = service.get_session(session_id, db.reading(), caller=current_caller())
     return {"session": schemas.session_schema.dump(session)}
 
 
 @bp.get("/<session_id>/messages")
+@requires(USER, cookie=True)
 def messages(session_id):
     """GET /api/remote/sessions/<id>/messages: one page of the transcript.
 
@@ -51,12 +59,12 @@ def messages(session_id):
     """
     fmt = request.args.get("format", "turnlog")
     if fmt == "openai":
-        session = service.get_session(session_id, db.reading())
+        session = service.get_session(session_id, db.reading(), caller=current_caller())
         return {"messages": to_openai_messages(session.messages)}
     if fmt != "turnlog":
         raise ApiError(422, "invalid_format", "format must be turnlog or openai", {"format": fmt})
     page = service.list_messages(session_id, db.reading(), after=request.args.get("after"),
-                                 limit=page_limit())
+                                 limit=page_limit(), caller=current_caller())
     return {
         "messages": schemas.message_schema.dump(page.items, many=True),
         "next_cursor": page.next_cursor,
@@ -64,6 +72,7 @@ def messages(session_id):
 
 
 @bp.get("/<session_id>/export")
+@requires(USER, cookie=True)
 def export(session_id):
     """GET /api/remote/sessions/<id>/export?format=openai|markdown|json: the session as a
     file to download (Content-Disposition: attachment)."""
@@ -71,7 +80,7 @@ def export(session_id):
     if fmt not in exports.FORMATS:
         raise ApiError(422, "invalid_format", "format must be openai, markdown or json",
                        {"format": fmt})
-    session = service.get_session(session_id, db.reading())
+    session = service.get_session(session_id, db.reading(), caller=current_caller())
     if fmt == "markdown":
         response = Response(exports.to_markdown(session), mimetype="text/markdown")
     elif fmt == "openai":

@@ -5,8 +5,11 @@ from flask import current_app
 from flask import request
 
 from app import db
+from app.auth import current_caller
+from app.auth import requires
 from app.errors import ApiError
 from app.services import streaming as service
+from app.services.access import USER
 from app.streaming import sse
 
 bp = Blueprint("streaming", __name__, url_prefix="/api/remote/sessions")
@@ -14,6 +17,7 @@ MAX_CLIENT_ID = 200
 
 
 @bp.get("/<session_id>/stream")
+@requires(USER, cookie=True)
 def stream(session_id):
     """The session's output as `text/event-stream`, resumable by event index.
 
@@ -23,7 +27,7 @@ def stream(session_id):
     client_id = _client_id()
     new_uow = db.detached_units_of_work()
     cursor = service.resume_cursor(session_id, new_uow, after=_requested_cursor(),
-                                   client_id=client_id)
+                                   client_id=client_id, caller=current_caller())
     settings = service.StreamSettings(
         page_size=current_app.config["STREAM_PAGE_SIZE"],
         poll_seconds=current_app.config["STREAM_POLL_SECONDS"],

@@ -1,8 +1,9 @@
 """GET /sessions and GET /sessions/<id>: HTML views over app.services.sessions.
 
 Every response of this blueprint carries a Content-Security-Policy that allows
-scripts and styles from this origin only, so no inline script or handler can run,
-whatever an agent printed.
+scripts and styles from this origin only (app.web.html_security_headers), so no
+inline script or handler can run, whatever an agent printed. Each view takes a
+user token, normally the session cookie set by /login.
 """
 from flask import Blueprint
 from flask import current_app
@@ -11,34 +12,23 @@ from flask import request
 from flask import url_for
 
 from app import db
+from app.auth import current_caller
+from app.auth import login_redirect
+from app.auth import requires
 from app.errors import service_status
 from app.services import errors as service_errors
 from app.services import sessions as service
+from app.services.access import USER
 from app.ui.transcript import bubbles
+from app.web import html_security_headers
 
 bp = Blueprint("ui", __name__, template_folder="templates", static_folder="static",
                static_url_path="/ui/static")
 
-CONTENT_SECURITY_POLICY = "; ".join([
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-])
 SESSIONS_PER_PAGE = 50
 
 
-@bp.after_request
-def security_headers(response):
-    """CSP (no inline script), no MIME sniffing, no framing, no referrer leaks."""
-    response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "same-origin"
-    return response
+bp.after_request(html_security_headers)
 
 
 @bp.errorhandler(service_errors.ServiceError)
@@ -49,18 +39,20 @@ def service_error(err):
 
 
 @bp.get("/sessions")
+@requires(USER, cookie=True, on_missing=login_redirect)
 def sessions():
     """Sessions, newest first, one page per cursor."""
     page = service.list_sessions(db.reading(), cursor=request.args.get("cursor"),
-                                 limit=SESSIONS_PER_PAGE)
+                                 limit=SESSIONS_PER_PAGE, caller=current_caller())
     return render_template("ui/sessions.html", sessions=page.items,
                            next_cursor=page.next_cursor)
 
 
 @bp.get("/sessions/<session_id>")
+@requires(USER, cookie=True, on_missing=login_redirect)
 def session(session_id):
     """One session's transcript, followed live by static/viewer.js."""
-    found = service.get_session(session_id, db.reading())
+    found = service.get_session(session_id, db.reading(), caller=current_caller())
     last_id = found.messages[-1].id if found.messages else 0
     return render_template(
         "ui/session.html", session=found, bubbles=bubbles(found.messages),
@@ -73,6 +65,7 @@ def session(session_id):
 
 
 @bp.get("/sessions/<session_id>/bubbles")
+@requires(USER, cookie=True, on_missing=login_redirect)
 def session_bubbles(session_id):
     """The bubbles of the messages after `?after=<message id>`, as an HTML fragment.
 
@@ -81,7 +74,8 @@ def session_bubbles(session_id):
     more messages follow.
     """
     page = service.list_messages(session_id, db.reading(), after=request.args.get("after"),
-                                 limit=current_app.config["MAX_PAGE_SIZE"])
+                                 limit=current_app.config["MAX_PAGE_SIZE"],
+                                 caller=current_caller())
     response = current_app.make_response(
         render_template("ui/_bubbles.html", bubbles=bubbles(page.items)))
     if page.items:

@@ -115,7 +115,7 @@ def test_wrong_method_keeps_the_allow_header(client):
 @pytest.fixture
 def bare_app(app, database_url):
     """A production-like app (TESTING off) on the migrated test database."""
-    bare = create_app({"SQLALCHEMY_DATABASE_URI": database_url,
+    bare = create_app({"SQLALCHEMY_DATABASE_URI": database_url, "AUTH_DISABLED": True,
                        "SQLITE_BUSY_TIMEOUT": 0.05})
     assert not bare.testing
     yield bare

@@ -5,7 +5,7 @@ import pytest
 from flask import render_template
 
 from app.services.models import Message
-from app.ui.routes import CONTENT_SECURITY_POLICY
+from app.web import CONTENT_SECURITY_POLICY
 from app.ui.transcript import bubbles
 from tests import claude_lines as cl
 from tests.api import complete
