@@ -1,4 +1,5 @@
-"""Operator commands: `flask --app wsgi db-upgrade | db-status | demo`."""
+"""Operator commands: `flask --app wsgi db-upgrade | db-status | demo | prune-outputs`,
+and the token commands `create-runner-token | create-user-token | list-tokens | revoke-token`."""
 import json
 from importlib import resources
 
@@ -12,6 +13,9 @@ from app.services import ingest
 from app.services import migrations
 from app.services import sessions
 from app.services import streaming
+from app.services import tokens
+from app.services.access import RUNNER
+from app.services.access import USER
 from app.services.models import Chunk
 
 DEMO_BATCH = 50
@@ -23,6 +27,10 @@ def init_app(app):
     app.cli.add_command(db_status)
     app.cli.add_command(demo)
     app.cli.add_command(prune_outputs)
+    app.cli.add_command(create_runner_token)
+    app.cli.add_command(create_user_token)
+    app.cli.add_command(list_tokens)
+    app.cli.add_command(revoke_token)
 
 
 @click.command("db-upgrade")
@@ -60,12 +68,59 @@ def prune_outputs(batch_size):
     click.echo(f"deleted {deleted} expired output rows")
 
 
+@click.command("create-runner-token")
+@click.option("--machine", required=True, help="The machine whose runner posts output.")
+def create_runner_token(machine):
+    """Print a new runner token for MACHINE (shown once; only its hash is kept)."""
+    _print_new_token(RUNNER, machine, is_admin=False)
+
+
+@click.command("create-user-token")
+@click.option("--user", required=True, help="The user who reads their sessions with it.")
+@click.option("--admin", is_flag=True, help="The token reads every session.")
+def create_user_token(user, admin):
+    """Print a new user token for USER (shown once; only its hash is kept)."""
+    _print_new_token(USER, user, is_admin=admin)
+
+
+@click.command("list-tokens")
+def list_tokens():
+    """Every token ever issued: id, kind, name, admin, created, revoked (never the secret)."""
+    for token in tokens.list_tokens(db.reading()):
+        admin = "admin" if token.is_admin else "-"
+        click.echo(f"{token.id}\t{token.kind}\t{token.name}\t{admin}\t{token.created_at}"
+                   f"\t{token.revoked_at or 'active'}")
+
+
+@click.command("revoke-token")
+@click.argument("token_id", type=int)
+def revoke_token(token_id):
+    """Revoke token TOKEN_ID (see list-tokens); it stops working at once."""
+    if not tokens.revoke(token_id, db.writing()):
+        raise click.ClickException(f"no active token with id {token_id}")
+    click.echo(f"revoked token {token_id}")
+
+
+def _print_new_token(kind, name, *, is_admin):
+    try:
+        token_id, secret = tokens.issue(kind, name, db.writing(), is_admin=is_admin)
+    except tokens.InvalidTokenName as err:
+        raise click.ClickException(err.message) from None
+    click.echo(secret)
+    click.echo(f"token id {token_id} ({kind} {name.strip()!r}); it is not shown again", err=True)
+
+
 @click.command("demo")
 @click.option("--sample", type=click.Path(exists=True, dir_okay=False), default=None,
               help="A stream-json file to ingest instead of the bundled sample.")
 @click.option("--session-type", default="agent", show_default=True)
-def demo(sample, session_type):
-    """Migrate, ingest a Claude stream-json sample into a new session, print it."""
+@click.option("--user", default="demo", show_default=True, help="The session's owner.")
+def demo(sample, session_type, user):
+    """Migrate, ingest a Claude stream-json sample into a new session, print it.
+
+    With authentication on (the default) it also prints a new user token for the
+    owner, to read the session with.
+    """
     migrations.upgrade(sqla.engine, db.migrations_dir())
     if sample:
         with open(sample, encoding="utf-8") as handle:
@@ -73,7 +128,8 @@ def demo(sample, session_type):
     else:
         text = resources.files("app.samples").joinpath("claude_session.jsonl").read_text("utf-8")
         lines = text.splitlines()
-    session = sessions.open_session({"session_type": session_type}, db.writing())
+    session = sessions.open_session({"session_type": session_type, "user_id": user,
+                                     "machine": "demo"}, db.writing())
     sid = session.session_id
     retention = current_app.config["OUTPUT_RETENTION_SECONDS"]
     for start in range(0, len(lines), DEMO_BATCH):
@@ -85,3 +141,9 @@ def demo(sample, session_type):
     click.echo(f"\ningested {len(lines)} lines into session {sid}")
     click.echo(f"GET http://127.0.0.1:8000/api/remote/sessions/{sid}")
     click.echo(f"viewer: http://127.0.0.1:8000/sessions/{sid}")
+    if current_app.config["AUTH_DISABLED"]:
+        click.echo("authentication is off (AUTH_DISABLED): no token needed")
+    else:
+        _, secret = tokens.issue(USER, user, db.writing())
+        click.echo(f"user token for {user!r} (sign in to the viewer, or send"
+                   f" `Authorization: Bearer <token>`): {secret}")

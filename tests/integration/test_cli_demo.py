@@ -1,6 +1,8 @@
 """`flask demo`: the README's first command ingests the bundled sample and prints it."""
 import json
 
+import pytest
+
 
 def test_demo_ingests_the_bundled_sample_and_prints_its_transcript(runner, rows):
     result = runner.invoke(args=["demo"])
@@ -15,3 +17,22 @@ def test_demo_ingests_the_bundled_sample_and_prints_its_transcript(runner, rows)
                   session["session_id"])
     assert stored == [(14,)]
     assert f"/sessions/{session['session_id']}" in result.output
+    assert "authentication is off" in result.output
+
+
+class TestWithAuthentication:
+    @pytest.fixture
+    def app_config(self):
+        return {"AUTH_DISABLED": False}
+
+    def test_demo_prints_a_user_token_that_reads_its_session(self, runner, client):
+        result = runner.invoke(args=["demo", "--user", "dana"])
+        assert result.exit_code == 0, result.output
+        session = json.loads(result.output[:result.output.index("\ningested")])["session"]
+        assert session["user_id"] == "dana" and session["machine"] == "demo"
+        secret = result.output.rsplit(": ", 1)[1].strip()
+        assert secret.startswith("tlu_")
+        response = client.get(f"/api/remote/sessions/{session['session_id']}",
+                              headers={"Authorization": f"Bearer {secret}"})
+        assert response.status_code == 200
+        assert response.get_json()["session"]["messages"] == session["messages"]
