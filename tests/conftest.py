@@ -19,6 +19,7 @@ from app import create_app
 from app.extensions import db
 from app.services import migrations
 from app.services.repositories.dialect import mark
+from tests import figures
 
 POSTGRES_URL = os.environ.get("TURNLOG_TEST_POSTGRES_URL")
 BACKENDS = ["sqlite", "postgresql"] if POSTGRES_URL else ["sqlite"]
@@ -30,6 +31,11 @@ def pytest_collection_modifyitems(items):
         for ring in ("unit", "integration", "e2e"):
             if f"tests/{ring}/" in str(item.fspath).replace("\\", "/"):
                 item.add_marker(ring)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The reliability figures the tests recorded (tests/figures.py)."""
+    figures.report(terminalreporter.write_line)
 
 
 def pytest_generate_tests(metafunc):
