@@ -13,6 +13,7 @@ SERVICE_STATUS = {
     service_errors.InvalidCursor: 422,
     service_errors.UnknownProvider: 422,
     service_errors.NotPermitted: 403,
+    service_errors.InvalidQuery: 422,
 }
 # Headers of a werkzeug error that describe its HTML body, not the error itself.
 BODY_HEADERS = frozenset({"content-type", "content-length"})

@@ -105,6 +105,16 @@ class MessageSchema(BaseSchema):
     timestamp = fields.String()
 
 
+class SearchHitSchema(BaseSchema):
+    message_id = fields.Integer(attribute="id")
+    session_id = fields.String()
+    role = fields.String()
+    timestamp = fields.String()
+    session_type = fields.String()
+    user_id = fields.String(allow_none=True)
+    snippet = fields.String()
+
+
 class SessionSummarySchema(BaseSchema):
     session_id = fields.String()
     session_type = fields.String()
@@ -143,3 +153,4 @@ message_schema = MessageSchema()
 session_summary_schema = SessionSummarySchema()
 session_schema = SessionSchema()
 ingest_receipt_schema = IngestReceiptSchema()
+search_hit_schema = SearchHitSchema()

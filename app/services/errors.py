@@ -26,6 +26,12 @@ class InvalidCursor(ServiceError):
     code = "invalid_cursor"
 
 
+class InvalidQuery(ServiceError):
+    """A search query with no word to look for, or too many."""
+
+    code = "invalid_query"
+
+
 class UnknownProvider(ServiceError):
     """A session names a provider whose lines no parser reads."""
 

@@ -13,7 +13,10 @@ from app.services.clock import utc_now
 from app.services.repositories.schema_migrations import SchemaMigrationRepository
 from app.services.unit_of_work import WRITE_OPTION
 
-FILENAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+# 0001_create_things.sql runs everywhere; a migration that cannot be portable comes
+# as one file per database, 0009_add_search.sqlite.sql and 0009_add_search.postgresql.sql.
+FILENAME = re.compile(r"^(\d{4})_([a-z0-9_]+)(?:\.(sqlite|postgresql))?\.sql$")
+DIALECTS = ("sqlite", "postgresql")
 
 
 class MigrationError(Exception):
@@ -27,8 +30,9 @@ class Migration:
     sql: str
 
 
-def discover(folder):
-    """Every migration file in `folder`, numbered 1, 2, 3... with no gaps or twins.
+def discover(folder, dialect="sqlite"):
+    """Every migration in `folder` as `dialect` runs it, numbered 1, 2, 3... with no
+    gaps or twins.
 
     A folder that does not exist or holds no .sql file is an error, not "nothing
     to do": it almost always means a wrong MIGRATIONS_DIR.
@@ -39,16 +43,35 @@ def discover(folder):
     paths = sorted(folder.glob("*.sql"))
     if not paths:
         raise MigrationError(f"migrations folder {folder} has no .sql files")
-    migrations = []
+    files = {}  # version -> {dialect or None: (name, path)}
     for path in paths:
         match = FILENAME.match(path.name)
         if not match:
-            raise MigrationError(f"{path.name}: name must look like 0001_create_things.sql")
-        migrations.append(Migration(int(match[1]), match[2], path.read_text("utf-8")))
-    versions = [m.version for m in migrations]
+            raise MigrationError(f"{path.name}: name must look like 0001_create_things.sql"
+                                 " or 0001_create_things.sqlite.sql")
+        variants = files.setdefault(int(match[1]), {})
+        if match[3] in variants:
+            raise MigrationError(f"migration {match[1]} has twins: {variants[match[3]][1].name}"
+                                 f" and {path.name}")
+        variants[match[3]] = (match[2], path)
+    versions = sorted(files)
     if versions != list(range(1, len(versions) + 1)):
         raise MigrationError(f"migration numbers must run 1..N without gaps, got {versions}")
-    return migrations
+    return [_variant(version, files[version], dialect) for version in versions]
+
+
+def _variant(version, variants, dialect):
+    """The one file of `version` that `dialect` runs: the portable one, or its own."""
+    names = {name for name, _ in variants.values()}
+    if len(names) > 1:
+        raise MigrationError(f"migration {version:04d} has files of different names: {sorted(names)}")
+    if None in variants and len(variants) > 1:
+        raise MigrationError(f"migration {version:04d} is both portable and per database")
+    if None not in variants and set(variants) != set(DIALECTS):
+        raise MigrationError(f"migration {version:04d} needs one file per database"
+                             f" ({', '.join(DIALECTS)}), found {sorted(variants)}")
+    name, path = variants[None] if None in variants else variants[dialect]
+    return Migration(version, name, path.read_text("utf-8"))
 
 
 def split_statements(sql):
@@ -68,7 +91,7 @@ def split_statements(sql):
 
 def status(engine, folder):
     """(applied, pending): applied as {version: (name, applied_at)}, pending Migrations."""
-    found = discover(folder)  # a bad folder fails before the database is touched
+    found = discover(folder, engine.dialect.name)  # a bad folder fails before the database is touched
     with engine.begin() as conn:
         repo = SchemaMigrationRepository(conn)
         repo.lock()

@@ -94,3 +94,16 @@ class TokenRecord:
     is_admin: bool
     created_at: str
     revoked_at: str | None
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A transcript row that matched a search, with a snippet of its text."""
+
+    id: int
+    session_id: str
+    role: str
+    timestamp: str
+    session_type: str
+    user_id: str | None
+    snippet: str

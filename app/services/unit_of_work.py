@@ -13,7 +13,7 @@ WRITE_OPTION = "turnlog_write"
 class AbstractUnitOfWork:
     """One transaction with its repositories; leaving it rolls back what was not committed."""
 
-    sessions = messages = outputs = turn_states = turns = usage = stream_cursors = tokens = None
+    sessions = messages = outputs = turn_states = turns = usage = stream_cursors = tokens = search = None
 
     def __enter__(self):
         """Start the unit of work."""
@@ -65,6 +65,7 @@ class SqlUnitOfWork(AbstractUnitOfWork):
         self.usage = repositories.UsageRepository(conn)
         self.stream_cursors = repositories.StreamCursorRepository(conn)
         self.tokens = repositories.TokenRepository(conn)
+        self.search = repositories.SearchRepository(conn)
         return self
 
     def __exit__(self, *exc_info):

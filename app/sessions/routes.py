@@ -10,6 +10,7 @@ from app.auth import current_caller
 from app.auth import requires
 from app.errors import ApiError
 from app.services import exports
+from app.services import search
 from app.services import sessions as service
 from app.services.access import RUNNER
 from app.services.access import USER
@@ -37,6 +38,19 @@ def index():
                                  limit=page_limit(), caller=current_caller())
     return {
         "sessions": schemas.session_summary_schema.dump(page.items, many=True),
+        "next_cursor": page.next_cursor,
+    }
+
+
+@bp.get("/search")
+@requires(USER, cookie=True)
+def search_messages():
+    """GET /api/remote/sessions/search?q=: transcript rows whose visible text holds every
+    word of `q`, in the sessions the caller may read, newest first, with snippets."""
+    page = search.search_messages(request.args.get("q"), db.reading(), limit=page_limit(),
+                                  before=request.args.get("before"), caller=current_caller())
+    return {
+        "results": schemas.search_hit_schema.dump(page.items, many=True),
         "next_cursor": page.next_cursor,
     }
 

@@ -12,12 +12,13 @@ from app.services import migrations
 
 
 def migration_files(app):
-    """(version, name) of every file in the migrations folder."""
-    found = []
-    for path in sorted(Path(app.config["MIGRATIONS_DIR"]).glob("*.sql")):
-        number, name = re.match(r"^(\d{4})_(.+)\.sql$", path.name).groups()
-        found.append((int(number), name))
-    return found
+    """(version, name) of every migration in the folder (a per-database pair is one)."""
+    found = set()
+    for path in Path(app.config["MIGRATIONS_DIR"]).glob("*.sql"):
+        number, name = re.match(r"^(\d{4})_([a-z0-9_]+)(\.sqlite|\.postgresql)?\.sql$",
+                                path.name).groups()[:2]
+        found.add((int(number), name))
+    return sorted(found)
 
 
 @pytest.fixture

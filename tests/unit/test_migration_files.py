@@ -58,3 +58,33 @@ def test_folder_without_sql_files_is_refused(tmp_path):
     (tmp_path / "README.md").write_text("no migrations here")
     with pytest.raises(migrations.MigrationError, match="no .sql files"):
         migrations.discover(tmp_path)
+
+
+def test_each_database_runs_its_own_file_of_a_per_database_migration(tmp_path):
+    (tmp_path / "0001_a.sql").write_text("CREATE TABLE a (x INTEGER);")
+    (tmp_path / "0002_find.sqlite.sql").write_text("-- sqlite\nSELECT 1;")
+    (tmp_path / "0002_find.postgresql.sql").write_text("-- postgresql\nSELECT 2;")
+    for dialect in ("sqlite", "postgresql"):
+        found = migrations.discover(tmp_path, dialect)
+        assert [(m.version, m.name) for m in found] == [(1, "a"), (2, "find")]
+        assert found[1].sql.startswith(f"-- {dialect}\n")
+
+
+@pytest.mark.parametrize("names, message", [
+    (["0001_find.sqlite.sql"], "one file per database"),
+    (["0001_find.sql", "0001_find.sqlite.sql", "0001_find.postgresql.sql"],
+     "both portable and per database"),
+    (["0001_find.sqlite.sql", "0001_seek.postgresql.sql"], "different names"),
+    (["0001_a.sql", "0001_b.sql"], "twins"),
+])
+def test_inconsistent_per_database_files_are_refused(tmp_path, names, message):
+    for name in names:
+        (tmp_path / name).write_text("SELECT 1;")
+    with pytest.raises(migrations.MigrationError, match=message):
+        migrations.discover(tmp_path)
+
+
+def test_project_migrations_resolve_for_every_database():
+    for dialect in migrations.DIALECTS:
+        found = migrations.discover(MIGRATIONS_DIR, dialect)
+        assert [m.version for m in found] == list(range(1, len(found) + 1))

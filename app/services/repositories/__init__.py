@@ -5,6 +5,7 @@ plain SQL with bound parameters; JSON columns are TEXT, times are ISO-8601 TEXT.
 """
 from app.services.repositories.messages import MessageRepository
 from app.services.repositories.outputs import OutputRepository
+from app.services.repositories.search import SearchRepository
 from app.services.repositories.sessions import SessionRepository
 from app.services.repositories.stream_cursors import StreamCursorRepository
 from app.services.repositories.tokens import TokenRepository
@@ -15,6 +16,7 @@ from app.services.repositories.usage import UsageRepository
 __all__ = [
     "MessageRepository",
     "OutputRepository",
+    "SearchRepository",
     "SessionRepository",
     "StreamCursorRepository",
     "TokenRepository",

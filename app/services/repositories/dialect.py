@@ -46,3 +46,9 @@ def lock_migrations(conn):
     statement = LOCK_MIGRATIONS.get(conn.dialect.name)
     if statement:
         conn.exec_driver_sql(statement)
+
+
+def choose(conn, by_dialect):
+    """The entry of `by_dialect` ({"sqlite": ..., "postgresql": ...}) for this database,
+    for the few statements that cannot be portable (full-text search)."""
+    return by_dialect[conn.dialect.name]
