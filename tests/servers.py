@@ -187,12 +187,13 @@ def _terminated_at_exit(proc):
 
 
 def _wait_until_up(base, proc, name, log):
-    """Poll a cheap endpoint until it answers 200, or fail with the server's log."""
+    """Poll a cheap endpoint until the app answers it (200, or 401 with authentication
+    on), or fail with the server's log."""
     deadline = time.monotonic() + START_SECONDS
     while True:
         try:
             status, _ = call(base, "GET", "/api/remote/sessions?limit=1", timeout=5)
-            if status == 200:
+            if status in (200, 401):
                 return
         except (OSError, ValueError):
             pass

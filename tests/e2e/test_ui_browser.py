@@ -205,3 +205,50 @@ def test_the_session_list_links_to_the_transcript(open_page, app_server):
     page.wait_for_url(f"**/sessions/{sid}")
     assert page.locator("h1").inner_text() == sid
     wait_for_state(page, "live")
+
+
+@pytest.fixture(scope="module")
+def secured_server(tmp_path_factory):
+    """Authentication on: the viewer needs a user token once, then its cookie."""
+    env = {"TURNLOG_STREAM_HEARTBEAT_SECONDS": "0.5"}
+    with servers.gunicorn(tmp_path_factory.mktemp("ui-auth"), env=env, workers=2, threads=8,
+                          auth=True) as app:
+        yield app
+
+
+def test_sign_in_once_then_the_cookie_carries_the_page_and_its_live_stream(
+        browser, secured_server):
+    base = secured_server.base
+    runner_token = secured_server.new_token("create-runner-token", "--machine", "m1")
+    user_token = secured_server.new_token("create-user-token", "--user", "alice")
+    status, body = call(base, "POST", "/api/remote/sessions",
+                        {"session_type": "chat", "user_id": "alice"}, token=runner_token)
+    assert status == 201, body
+    sid = body["session"]["session_id"]
+
+    def post(*lines, start):
+        chunks = [{"seq": start + i, "data": line} for i, line in enumerate(lines)]
+        status, body = call(base, "POST", f"/api/remote/sessions/{sid}/output",
+                            {"chunks": chunks}, token=runner_token)
+        assert status == 200, body
+
+    post(cl.assistant(cl.text("Before sign-in.")), cl.result(), start=0)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(f"{base}/sessions/{sid}")
+        assert page.url.startswith(f"{base}/login?next=")
+        page.fill("#token", user_token)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{base}/sessions/{sid}")
+        wait_for_state(page, "live")  # the EventSource got in with the cookie alone
+        post(cl.assistant(cl.text("After sign-in, live.")), cl.result(), start=2)
+        page.wait_for_selector("article.bubble >> text=After sign-in, live.")
+        assert bubble_texts(page) == ["Before sign-in.", "After sign-in, live."]
+        assert page.evaluate("document.cookie") == ""  # HttpOnly: no script can read it
+        (cookie,) = context.cookies()
+        assert cookie["httpOnly"] and cookie["secure"] and cookie["sameSite"] == "Lax"
+        assert user_token not in cookie["value"]
+    finally:
+        context.close()
