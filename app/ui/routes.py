@@ -17,8 +17,10 @@ from app.auth import login_redirect
 from app.auth import requires
 from app.errors import service_status
 from app.services import errors as service_errors
+from app.services import search as search_service
 from app.services import sessions as service
 from app.services.access import USER
+from app.ui import markdown
 from app.ui.transcript import bubbles
 from app.web import html_security_headers
 
@@ -45,6 +47,20 @@ def sessions():
     page = service.list_sessions(db.reading(), cursor=request.args.get("cursor"),
                                  limit=SESSIONS_PER_PAGE, caller=current_caller())
     return render_template("ui/sessions.html", sessions=page.items,
+                           next_cursor=page.next_cursor)
+
+
+@bp.get("/search")
+@requires(USER, cookie=True, on_missing=login_redirect)
+def search():
+    """Messages matching `?q=` in the caller's sessions, newest first, with snippets."""
+    query = request.args.get("q", "")
+    if not query.strip():
+        return render_template("ui/search.html", query="", hits=None, next_cursor=None)
+    page = search_service.search_messages(query, db.reading(), limit=SESSIONS_PER_PAGE,
+                                          before=request.args.get("before"),
+                                          caller=current_caller())
+    return render_template("ui/search.html", query=query, hits=page.items,
                            next_cursor=page.next_cursor)
 
 
@@ -84,6 +100,12 @@ def session_bubbles(session_id):
         response.headers["X-Next-Cursor"] = page.next_cursor
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+@bp.app_template_filter("snippet")
+def snippet(text):
+    """A search snippet (matches between ** marks) as safe HTML, bold where it matched."""
+    return markdown.inline(text)
 
 
 @bp.app_template_filter("when")

@@ -5,8 +5,8 @@ import pytest
 from flask import render_template
 
 from app.services.models import Message
-from app.web import CONTENT_SECURITY_POLICY
 from app.ui.transcript import bubbles
+from app.web import CONTENT_SECURITY_POLICY
 from tests import claude_lines as cl
 from tests.api import complete
 from tests.api import create_session
@@ -202,3 +202,22 @@ def test_static_files_are_served_under_the_policy(client, name, mimetype):
     assert response.headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
     assert response.headers["X-Content-Type-Options"] == "nosniff"
     response.close()
+
+
+def test_search_page_links_each_match_to_its_bubble_and_escapes_the_snippet(client):
+    sid = create_session(client, "chat")
+    post_lines(client, sid, [cl.assistant(cl.text(f"the flaky test {SCRIPT}")), cl.result(),
+                             cl.assistant(cl.text("no match here")), cl.result()])
+    html = page(client, "/search?q=flaky")
+    assert_no_inline_script(html)
+    (message_id,) = re.findall(rf'href="/sessions/{sid}#m-(\d+)"', html)
+    assert int(message_id) in bubble_ids(page(client, f"/sessions/{sid}"))
+    assert "<strong>flaky</strong>" in html
+    assert "&lt;script&gt;" in html and SCRIPT not in html
+    assert "no match here" not in html
+
+
+def test_search_page_without_a_query_shows_the_form_only(client):
+    html = page(client, "/search")
+    assert 'name="q"' in html and "Nothing matches" not in html
+    assert "Nothing matches" in page(client, "/search?q=absent")
