@@ -92,7 +92,7 @@ class Accumulator:
         if event.message_id and event.info.get("usage"):
             self._keep_usage(event.message_id, event.info["usage"])
         if event.item_id:
-            buf.restate_item(event.item_id, event.blocks)
+            buf.restate_item(event.item_id, event.blocks, event.item_done)
         else:
             buf.parts.extend(event.blocks)
         return []

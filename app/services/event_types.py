@@ -22,7 +22,8 @@ class StreamEvent:
     `item_id` names a piece of content that the provider may restate (a Codex
     item: started, updated, completed). Within one turn, the blocks of the
     latest event with a given `item_id` replace the earlier ones, in the place
-    where the item first appeared.
+    where the item first appeared. `item_done` marks an item's final state:
+    nothing restates it after that.
     """
 
     kind: str
@@ -32,6 +33,7 @@ class StreamEvent:
     text: str = ""
     info: dict = field(default_factory=dict)
     item_id: str | None = None
+    item_done: bool = False
 
 
 def ignored(reason):

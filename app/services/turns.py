@@ -31,7 +31,8 @@ class TurnBuffer:
     usage: dict = field(default_factory=dict)
     # When the turn's first line was received (the caller's clock, ISO text).
     started_at: str | None = None
-    # item id -> number of the part that holds it, for the items of this turn.
+    # item id -> number of the part that holds it, for the items of this turn that
+    # may still change (an item leaves once done, so this stays small).
     items: dict = field(default_factory=dict)
     # part number -> new content, for saved parts restated since the last save.
     # Not part of the header: the caller takes and writes them with the new parts.
@@ -60,12 +61,14 @@ class TurnBuffer:
         """Item ids seen so far name nothing any more (a new provider turn began)."""
         self.items = {}
 
-    def restate_item(self, item_id, blocks):
-        """The latest state of an item: it takes the item's place, or a new one at the end."""
+    def restate_item(self, item_id, blocks, done=False):
+        """The latest state of an item: it takes the item's place, or a new one at the
+        end. A `done` item (its final state) is forgotten once placed."""
         part = {"type": ITEM_STATE, "item_id": item_id, "blocks": list(blocks)}
-        number = self.items.get(item_id)
+        number = self.items.pop(item_id, None) if done else self.items.get(item_id)
         if number is None:
-            self.items[item_id] = self.saved_parts + len(self.parts)
+            if not done:
+                self.items[item_id] = self.saved_parts + len(self.parts)
             self.parts.append(part)
         elif number >= self.saved_parts:
             self.parts[number - self.saved_parts] = part

@@ -232,6 +232,19 @@ def test_a_turn_that_closes_before_its_restated_parts_are_saved_carries_them():
     assert acc.take_unsaved_parts() == (0, [], {})
 
 
+def test_an_item_is_forgotten_once_done_so_the_header_holds_only_open_items():
+    acc = Accumulator()
+    for n in range(50):
+        acc.feed(StreamEvent(ASSISTANT, (cl.text(f"{n}"),), item_id=f"i{n}", item_done=True), n)
+    acc.feed(item_event("open", cl.text("running")), 50)
+    acc.feed(item_event("i0", cl.text("again")), 51)  # done items are not restated
+    acc.take_unsaved_parts()
+    assert acc.snapshot()["turn"]["items"] == {"open": 50, "i0": 51}
+    acc.feed(StreamEvent(ASSISTANT, (cl.text("finished"),), item_id="open", item_done=True), 52)
+    assert acc.take_unsaved_parts().restated[50]["blocks"] == [cl.text("finished")]
+    assert acc.snapshot()["turn"]["items"] == {"i0": 51}
+
+
 def test_a_new_turn_scope_makes_an_item_id_name_a_new_item():
     acc = Accumulator()
     acc.feed(item_event("i1", cl.text("old run")), 0)

@@ -110,6 +110,7 @@ def test_every_state_of_an_item_is_read_under_its_item_id(kind):
     event = parse_line(item_line(kind, id="item_1", type="agent_message", text="partial"))
     assert event.kind == ASSISTANT and event.item_id == "item_1"
     assert event.blocks == ({"type": "text", "text": "partial"},)
+    assert event.item_done is (kind == "item.completed")
 
 
 @pytest.mark.parametrize("kind", ["item.started", "item.updated"])

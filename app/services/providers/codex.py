@@ -4,9 +4,9 @@ An item is reported as it evolves: `item.started`, any number of `item.updated`,
 `item.completed`, each line carrying the item's whole current state. Every one
 of them becomes an event with the item's blocks and its `item_id`, and the
 accumulator keeps one place per item id within a turn, holding the last state
-(see `TurnBuffer.restate_item`). `turn.started` opens a fresh scope for item
-ids, which restart (`item_0`, ...) with every `codex exec` run of a thread;
-`turn.completed` / `turn.failed` close the turn.
+(see `TurnBuffer.restate_item`); `item.completed` is the final one. `turn.started`
+opens a fresh scope for item ids, which restart (`item_0`, ...) with every
+`codex exec` run of a thread; `turn.completed` / `turn.failed` close the turn.
 
 Item lines carry no identity of their own: a later run may print exactly the
 same line ("Done."), so neither the id nor the line's content names an item
@@ -53,7 +53,8 @@ def parse_item(obj):
     item_id = text_of(item.get("id")) or None
     if not blocks and item_id is None:
         return ignored("empty_item")
-    return StreamEvent(ASSISTANT, blocks, item_id=item_id)
+    return StreamEvent(ASSISTANT, blocks, item_id=item_id,
+                       item_done=obj.get("type") == "item.completed")
 
 
 def parse_turn_started(obj):
