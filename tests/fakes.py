@@ -130,6 +130,12 @@ class FakeTurnStates:
         assert len(saved) == start, "parts must be appended in order"
         saved.extend(copy.deepcopy(parts))
 
+    def replace_parts(self, session_id, restated):
+        saved = self.parts.get(session_id, [])
+        for number, part in restated.items():
+            assert 0 <= number < len(saved), "only saved parts can be restated"
+            saved[number] = copy.deepcopy(part)
+
     def clear_parts(self, session_id):
         self.parts.pop(session_id, None)
 

@@ -1,11 +1,15 @@
 """Accumulation: stream events in, closed turns and system notes out.
 
-Pure and in-memory. It knows nothing of sessions, policies or storage. Its
-state is a small header (`snapshot()` / `Accumulator.restore()`) plus the open
-turn's content parts, which the caller saves append-only (`take_unsaved_parts`)
-so that each request costs the same however long the turn has grown.
+Pure and in-memory. It knows nothing of sessions, policies, storage or clocks:
+the caller says when each line was received, and the turn keeps the time of its
+first line and of its flush trigger. Its state is a small header (`snapshot()` /
+`Accumulator.restore()`) plus the open turn's content parts, which the caller
+saves as they come (`take_unsaved_parts`: new parts appended, a restated item
+rewritten in place) so that each request costs the same however long the turn
+has grown.
 """
 from collections import deque
+from typing import NamedTuple
 
 from app.services import stream_events as ev
 from app.services.turns import SystemNote
@@ -13,13 +17,22 @@ from app.services.turns import Turn
 from app.services.turns import TurnBuffer
 from app.services.turns import turn_key
 
-__all__ = ["Accumulator", "SystemNote", "Turn", "runner_note", "REPLAY_WINDOW"]
+__all__ = ["Accumulator", "SystemNote", "Turn", "UnsavedParts", "runner_note", "REPLAY_WINDOW"]
 
 # How many recent line ids are remembered to spot lines a runner sends again
 # under new seqs. Bounded so the stored state stays a few kilobytes.
 REPLAY_WINDOW = 256
 RESULT_TRIGGER = "result"
 COMPLETION_TRIGGER = "completion"
+
+
+class UnsavedParts(NamedTuple):
+    """What the caller must save of the open turn: `parts` numbered from `start`,
+    and `restated` ({part number: part}) to write over parts saved earlier."""
+
+    start: int
+    parts: list
+    restated: dict
 
 
 class Accumulator:
@@ -43,44 +56,53 @@ class Accumulator:
 
     def snapshot(self):
         """The state to store, without the parts (take and save those first)."""
-        if self.buffer.parts:
+        if self.buffer.parts or self.buffer.restated:
             raise RuntimeError("take_unsaved_parts() before snapshot()")
         return {"turn": self.buffer.header(), "recent_ids": list(self._recent)}
 
     def take_unsaved_parts(self):
-        """(first part number, parts) the caller must save for the open turn."""
+        """The `UnsavedParts` the caller must save for the open turn."""
         buf = self.buffer
-        start, parts = buf.saved_parts, buf.parts
-        buf.saved_parts += len(parts)
-        buf.parts = []
-        return start, parts
+        unsaved = UnsavedParts(buf.saved_parts, buf.parts, buf.restated)
+        buf.saved_parts += len(buf.parts)
+        buf.parts, buf.restated = [], {}
+        return unsaved
 
-    def feed(self, event, event_index):
-        """Take one event; return what it completed (a Turn, a SystemNote, or nothing)."""
+    def feed(self, event, event_index, received_at=None):
+        """Take one event, received at `received_at` (ISO text); return what it
+        completed (a Turn, a SystemNote, or nothing)."""
         if event.identity and not self._first_sighting(event.identity):
             return []
         identity = event.identity or f"@{event_index}"
+        buf = self.buffer
         if event.kind == ev.SYSTEM:
             return [SystemNote(f"system:{identity}", event.text, event.info.get("subtype", ""))]
+        if event.kind == ev.TURN_STARTED:
+            buf.begin_item_scope()
+            buf.mark_start(received_at)
+            return []
         if event.kind == ev.RESULT:
-            self.buffer.add_identity(identity, event_index)
-            return [self._close(RESULT_TRIGGER, event.info)]
+            buf.add_identity(identity, event_index, received_at)
+            return [self._close(RESULT_TRIGGER, event.info, received_at)]
         if event.kind not in (ev.ASSISTANT, ev.TOOL_RESULTS):
             return []
-        self.buffer.add_identity(identity, event_index)
-        if event.message_id and event.message_id not in self.buffer.message_ids:
-            self.buffer.message_ids.append(event.message_id)
+        buf.add_identity(identity, event_index, received_at)
+        if event.message_id and event.message_id not in buf.message_ids:
+            buf.message_ids.append(event.message_id)
         if event.message_id and event.info.get("usage"):
             self._keep_usage(event.message_id, event.info["usage"])
-        self.buffer.parts.extend(event.blocks)
+        if event.item_id:
+            buf.restate_item(event.item_id, event.blocks, event.item_done)
+        else:
+            buf.parts.extend(event.blocks)
         return []
 
-    def close(self):
-        """Process completion: close the open turn, if it holds anything."""
+    def close(self, completed_at=None):
+        """Process completion (at `completed_at`): close the open turn, if it holds anything."""
         if self.buffer.is_empty():
             self.buffer = TurnBuffer()
             return None
-        return self._close(COMPLETION_TRIGGER, {})
+        return self._close(COMPLETION_TRIGGER, {}, completed_at)
 
     def _keep_usage(self, message_id, usage):
         """One usage per message id: the fullest report seen (later lines may add tokens)."""
@@ -98,7 +120,7 @@ class Accumulator:
         self._recent_set.add(identity)
         return True
 
-    def _close(self, trigger, result):
+    def _close(self, trigger, result, completed_at):
         buf = self.buffer
         turn = Turn(
             key=turn_key(buf.digest),
@@ -110,6 +132,9 @@ class Accumulator:
             last_event_index=buf.last_event_index,
             saved_parts=buf.saved_parts,
             usage=dict(buf.usage),
+            started_at=buf.started_at,
+            completed_at=completed_at,
+            restated=dict(buf.restated),
         )
         self.buffer = TurnBuffer()
         return turn

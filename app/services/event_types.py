@@ -6,6 +6,9 @@ ASSISTANT = "assistant"
 TOOL_RESULTS = "tool_results"
 RESULT = "result"
 SYSTEM = "system"
+# A provider's "a new turn begins here" line (Codex `turn.started`): it starts a new
+# scope for item ids and may stamp the turn's start time, but adds no content.
+TURN_STARTED = "turn_started"
 IGNORED = "ignored"
 
 
@@ -15,6 +18,12 @@ class StreamEvent:
 
     `identity` is the line's own id (Claude's `uuid`) when it has one; lines
     without one are identified by their position in the buffer instead.
+
+    `item_id` names a piece of content that the provider may restate (a Codex
+    item: started, updated, completed). Within one turn, the blocks of the
+    latest event with a given `item_id` replace the earlier ones, in the place
+    where the item first appeared. `item_done` marks an item's final state:
+    nothing restates it after that.
     """
 
     kind: str
@@ -23,6 +32,8 @@ class StreamEvent:
     message_id: str | None = None
     text: str = ""
     info: dict = field(default_factory=dict)
+    item_id: str | None = None
+    item_done: bool = False
 
 
 def ignored(reason):

@@ -1,7 +1,8 @@
 """Flush policy: what a closed turn leaves in the transcript, by session kind.
 
-Pure: it reads `Turn`s and `SystemNote`s and answers with `MessageDraft`s (or
-None); it neither parses lines nor touches storage.
+Pure: it reads `TranscriptTurn`s and `SystemNote`s and answers with
+`MessageDraft`s (or None); it neither parses lines nor touches storage, and it
+sees every provider's turns in the same normalized shape.
 
 | kind        | visible text | block-only turn        | user tool_result          |
 |-------------|--------------|------------------------|---------------------------|
@@ -42,34 +43,38 @@ class FlushPolicy:
     folds_tool_results: bool
 
     def draft(self, outcome):
-        """The row for whatever the accumulator produced: a Turn or a SystemNote."""
+        """The row for a TranscriptTurn or a SystemNote, or None."""
         if isinstance(outcome, SystemNote):
             return self.draft_for_system(outcome)
         return self.draft_for_turn(outcome)
 
     def draft_for_turn(self, turn):
-        """The assistant row a closed turn deserves, or None."""
+        """The assistant row a closed `TranscriptTurn` deserves, or None.
+
+        The row's `content` is the visible text; its `content_blocks` are the
+        other blocks (text lives in `content` only).
+        """
         blocks = [
             block
-            for block in turn.blocks
-            if self.folds_tool_results or block.get("type") != "tool_result"
+            for block in turn.content_blocks
+            if block.get("type") != "text"
+            and (self.folds_tool_results or block.get("type") != "tool_result")
         ]
         if not turn.has_visible_text and not (blocks and self.keeps_block_only_turns):
-            return _failure_note(turn) if turn.result.get("is_error") else None
+            return _failure_note(turn) if turn.failed else None
         metadata = {
             "content_blocks": blocks,
-            "turn_id": turn.key,
-            "terminal_reason": turn.terminal_reason,
+            **_turn_facts(turn),
             "message_ids": list(turn.message_ids),
             "trigger": turn.trigger,
-            "event_range": [turn.first_event_index, turn.last_event_index],
+            "event_range": list(turn.event_range),
         }
         if turn.result:
-            metadata["result"] = {k: v for k, v in turn.result.items() if k != "result"}
+            metadata["result"] = _result_fields(turn)
         if turn.usage:
-            metadata["usage"] = turn.token_usage
-        content = turn.text if turn.has_visible_text else ""
-        return MessageDraft("assistant", content, blocks, metadata, turn.key)
+            metadata["usage"] = dict(turn.usage)
+        content = turn.visible_text if turn.has_visible_text else ""
+        return MessageDraft(turn.role, content, blocks, metadata, turn.turn_id)
 
     def draft_for_system(self, note):
         """A system row for a system line that says something; empty ones are skipped."""
@@ -84,9 +89,19 @@ def _failure_note(turn):
     reason = turn.result.get("subtype") or "error"
     detail = turn.result.get("result") or ""
     text = f"Turn failed ({reason})" + (f": {detail}" if detail else "")
-    metadata = {"turn_id": turn.key, "terminal_reason": turn.terminal_reason,
-                "result": {k: v for k, v in turn.result.items() if k != "result"}}
-    return MessageDraft("system", text, [], metadata, turn.key)
+    metadata = {**_turn_facts(turn), "result": _result_fields(turn)}
+    return MessageDraft("system", text, [], metadata, turn.turn_id)
+
+
+def _turn_facts(turn):
+    """What every row written for a turn says about it."""
+    return {"turn_id": turn.turn_id, "terminal_reason": turn.terminal_reason,
+            "started_at": turn.started_at, "completed_at": turn.completed_at}
+
+
+def _result_fields(turn):
+    """The result's fields, without its text (the row's content already says it)."""
+    return {k: v for k, v in turn.result.items() if k != "result"}
 
 
 ORDINARY = FlushPolicy("ordinary", keeps_block_only_turns=False, folds_tool_results=False)

@@ -19,6 +19,7 @@ from app.services.models import IngestReceipt
 from app.services.models import StoredOutput
 from app.services.models import TranscriptDelta
 from app.services.providers import get_parser
+from app.services.transcript_turn import TranscriptTurn
 
 
 def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, clock=utc_now):
@@ -58,10 +59,10 @@ def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now):
             return session
         stamp = to_iso(clock())
         accumulator = Accumulator.restore(uow.turn_states.load(session_id))
-        turn = accumulator.close()
+        turn = accumulator.close(completed_at=stamp)
         policy = policy_for(session.session_type, session.context)
-        turns = [turn] if turn else []
-        drafts = [policy.draft(_whole(uow, session_id, turn)) for turn in turns]
+        turns = [_transcript_turn(uow, session_id, turn)] if turn else []
+        drafts = [policy.draft(turn) for turn in turns]
         delta = _write(uow, session_id, turns, drafts, stamp)
         uow.turn_states.save(session_id, accumulator.snapshot(), stamp)
         status = "completed" if exit_code in (0, None) else "failed"
@@ -114,33 +115,39 @@ def _drop_duplicates(chunks, known_seqs):
 
 def _transcribe(uow, session, stored, stamp, parse_line):
     """Feed new lines, read by the parser of the session's provider, to its open
-    turn; write the rows it completes."""
+    turn; write the rows it completes. Every line of one request was received
+    at `stamp`."""
     sid = session.session_id
     policy = policy_for(session.session_type, session.context)
     accumulator = Accumulator.restore(uow.turn_states.load(sid))
     turns, drafts = [], []
     for out in stored:
         if out.stream == "stdout":
-            outcomes = accumulator.feed(parse_line(out.payload), out.event_index)
+            outcomes = accumulator.feed(parse_line(out.payload), out.event_index, stamp)
         elif out.stream == "system":
             outcomes = [runner_note(out.event_index, out.payload)]
         else:
             outcomes = []
-        turns.extend(outcome for outcome in outcomes if isinstance(outcome, Turn))
-        drafts.extend(policy.draft(_whole(uow, sid, outcome)) for outcome in outcomes)
-    start, parts = accumulator.take_unsaved_parts()
-    uow.turn_states.append_parts(sid, start, parts)
+        for outcome in outcomes:
+            if isinstance(outcome, Turn):
+                outcome = _transcript_turn(uow, sid, outcome)
+                turns.append(outcome)
+            drafts.append(policy.draft(outcome))
+    unsaved = accumulator.take_unsaved_parts()
+    uow.turn_states.append_parts(sid, unsaved.start, unsaved.parts)
+    uow.turn_states.replace_parts(sid, unsaved.restated)
     uow.turn_states.save(sid, accumulator.snapshot(), stamp)
     return _write(uow, sid, turns, drafts, stamp)
 
 
-def _whole(uow, session_id, outcome):
-    """A closed turn with the parts saved while it was open put back (and released)."""
-    if not getattr(outcome, "saved_parts", 0):
-        return outcome
-    saved = uow.turn_states.load_parts(session_id)
-    uow.turn_states.clear_parts(session_id)
-    return outcome.with_saved_parts(saved)
+def _transcript_turn(uow, session_id, turn):
+    """A closed turn, whole (the parts saved while it was open put back, and
+    released) and normalized."""
+    if turn.saved_parts:
+        saved = uow.turn_states.load_parts(session_id)
+        uow.turn_states.clear_parts(session_id)
+        turn = turn.with_saved_parts(saved)
+    return TranscriptTurn.from_turn(turn)
 
 
 def _write(uow, session_id, turns, drafts, stamp):
@@ -151,8 +158,8 @@ def _write(uow, session_id, turns, drafts, stamp):
     id-less result line closing an empty buffer) is no conversation turn, unless
     it reports a failure.
     """
-    real = [t for t in turns if t.parts or t.saved_parts or t.result.get("is_error")]
-    new_turns = uow.turns.add_many_if_new(session_id, [turn.key for turn in real], stamp)
+    real = [turn for turn in turns if not turn.is_empty]
+    new_turns = uow.turns.add_many_if_new(session_id, [turn.turn_id for turn in real], stamp)
     inserted = uow.messages.insert_new(session_id, [d for d in drafts if d is not None], stamp)
     visible = sum(1 for d in inserted if d.role == "assistant" and d.content.strip())
     return TranscriptDelta(len(inserted), new_turns, visible)

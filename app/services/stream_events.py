@@ -10,6 +10,7 @@ from app.services.event_types import IGNORED
 from app.services.event_types import RESULT
 from app.services.event_types import SYSTEM
 from app.services.event_types import TOOL_RESULTS
+from app.services.event_types import TURN_STARTED
 from app.services.event_types import StreamEvent
 from app.services.json_depth import MAX_DEPTH
 from app.services.providers.claude import parse_line
@@ -21,6 +22,7 @@ __all__ = [
     "RESULT",
     "SYSTEM",
     "TOOL_RESULTS",
+    "TURN_STARTED",
     "StreamEvent",
     "parse_line",
     "summarise_system",

@@ -4,15 +4,20 @@ from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
 
+# The part that holds a restatable item (a Codex item) in a turn: the item's
+# blocks in their latest state. TranscriptTurn expands it into those blocks.
+ITEM_STATE = "item_state"
+
 
 @dataclass
 class TurnBuffer:
     """The open turn, kept small: its content parts live outside the snapshot.
 
-    `parts` holds the blocks (text blocks included, in arrival order) that the
-    caller has not saved yet; `saved_parts` counts the ones it saved earlier.
-    A turn's identity is a running digest of its line ids, so it costs the
-    same to keep for a turn of ten lines as for one of ten thousand.
+    `parts` holds the parts (blocks, text blocks included, in arrival order, and
+    item states) that the caller has not saved yet; `saved_parts` counts the
+    ones it saved earlier. A turn's identity is a running digest of its line
+    ids, so it costs the same to keep for a turn of ten lines as for one of ten
+    thousand.
     """
 
     parts: list = field(default_factory=list)
@@ -24,22 +29,56 @@ class TurnBuffer:
     # message id -> its token usage. Claude repeats one message's usage on every
     # line of that message, so it is kept once per message id, never summed per line.
     usage: dict = field(default_factory=dict)
+    # When the turn's first line was received (the caller's clock, ISO text).
+    started_at: str | None = None
+    # item id -> number of the part that holds it, for the items of this turn that
+    # may still change (an item leaves once done, so this stays small).
+    items: dict = field(default_factory=dict)
+    # part number -> new content, for saved parts restated since the last save.
+    # Not part of the header: the caller takes and writes them with the new parts.
+    restated: dict = field(default_factory=dict)
 
     def is_empty(self):
         """True while the turn has no content at all."""
         return not self.parts and not self.saved_parts
 
-    def add_identity(self, identity, event_index):
-        """Fold one line into the turn's identity and index range."""
+    def add_identity(self, identity, event_index, received_at=None):
+        """Fold one line into the turn's identity, index range and start time."""
         self.digest = hashlib.sha256(f"{self.digest}\n{identity}".encode("utf-8")).hexdigest()
+        self.mark_start(received_at)
         if self.first_event_index is None:
             self.first_event_index = event_index
         self.last_event_index = event_index
 
+    def mark_start(self, received_at):
+        """Stamp the turn's start, unless an earlier line already did. A turn that
+        was open before turns kept their start time (lines but no stamp) keeps none,
+        rather than a wrong one."""
+        if self.started_at is None and self.first_event_index is None:
+            self.started_at = received_at
+
+    def begin_item_scope(self):
+        """Item ids seen so far name nothing any more (a new provider turn began)."""
+        self.items = {}
+
+    def restate_item(self, item_id, blocks, done=False):
+        """The latest state of an item: it takes the item's place, or a new one at the
+        end. A `done` item (its final state) is forgotten once placed."""
+        part = {"type": ITEM_STATE, "item_id": item_id, "blocks": list(blocks)}
+        number = self.items.pop(item_id, None) if done else self.items.get(item_id)
+        if number is None:
+            if not done:
+                self.items[item_id] = self.saved_parts + len(self.parts)
+            self.parts.append(part)
+        elif number >= self.saved_parts:
+            self.parts[number - self.saved_parts] = part
+        else:
+            self.restated[number] = part
+
     def header(self):
-        """Everything but the unsaved parts, as plain JSON-able data."""
+        """Everything but the unsaved and restated parts, as plain JSON-able data."""
         data = dict(self.__dict__)
-        del data["parts"]
+        del data["parts"], data["restated"]
         return data
 
     @classmethod
@@ -49,10 +88,11 @@ class TurnBuffer:
 
 @dataclass(frozen=True)
 class Turn:
-    """A closed turn, ready for the flush policy to judge.
+    """A closed turn, as the accumulator saw it: raw parts, not yet normalized.
 
     When `saved_parts` is not zero the caller must first hand back the parts it
-    saved while the turn was open, with `with_saved_parts`.
+    saved while the turn was open, with `with_saved_parts`. `TranscriptTurn`
+    (transcript_turn.py) is what the rest of the service layer reads.
     """
 
     key: str
@@ -64,70 +104,19 @@ class Turn:
     last_event_index: int | None
     saved_parts: int = 0
     usage: dict = field(default_factory=dict)  # message id -> token usage
+    started_at: str | None = None
+    completed_at: str | None = None
+    restated: dict = field(default_factory=dict)  # saved part number -> its latest state
 
     def with_saved_parts(self, saved):
-        """This turn with its earlier, saved parts put back in front."""
+        """This turn with its earlier, saved parts (restated where they changed) put
+        back in front."""
         if len(saved) != self.saved_parts:
             raise ValueError(f"expected {self.saved_parts} saved parts, got {len(saved)}")
-        return replace(self, parts=tuple(saved) + self.parts, saved_parts=0)
-
-    @property
-    def texts(self):
-        """The turn's paragraphs: one per text block, except that a run of
-        consecutive `"delta": true` text blocks (streamed chunks of one message,
-        as Gemini sends them) is concatenated into one paragraph. Any other block
-        ends the run; a text block without the flag starts a new paragraph."""
-        texts, in_run = [], False
-        for part in self.parts:
-            if part.get("type") != "text":
-                in_run = False
-                continue
-            delta = part.get("delta") is True
-            if delta and in_run:
-                texts[-1] += part["text"]
-            else:
-                texts.append(part["text"])
-            in_run = delta
-        return tuple(texts)
-
-    @property
-    def blocks(self):
-        """The non-text blocks, in arrival order."""
-        return tuple(p for p in self.parts if p.get("type") != "text")
-
-    @property
-    def text(self):
-        """The visible text: the turn's text blocks, one paragraph each."""
-        return "\n\n".join(self.texts)
-
-    @property
-    def has_visible_text(self):
-        return bool(self.text.strip())
-
-    @property
-    def token_usage(self):
-        """The turn's tokens, each message counted once: {} when no line reported any."""
-        totals = {}
-        for usage in self.usage.values():
-            for key, value in usage.items():
-                totals[key] = totals.get(key, 0) + value
-        return totals
-
-    @property
-    def terminal_reason(self):
-        """Why the turn ended: success, error, max_turns, interrupted or process_exit.
-
-        A result with `is_error` is a failure whatever its subtype (Claude reports
-        API failures as subtype "success" with is_error true).
-        """
-        if self.trigger != "result":
-            return "process_exit"
-        result = self.result
-        if str(result.get("terminal_reason", "")).startswith("aborted"):
-            return "interrupted"
-        if not result.get("is_error"):
-            return "success"
-        return "max_turns" if result.get("subtype") == "error_max_turns" else "error"
+        saved = list(saved)
+        for number, part in self.restated.items():
+            saved[number] = part
+        return replace(self, parts=tuple(saved) + self.parts, saved_parts=0, restated={})
 
 
 @dataclass(frozen=True)

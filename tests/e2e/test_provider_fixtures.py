@@ -1,10 +1,16 @@
 """Recorded provider streams, end to end: each fixture under tests/fixtures/streams/<provider>/
 (`name.jsonl`) is posted to a session of that provider, the session is completed, and the
-transcript must equal `name.expected.json` for each session kind."""
+transcript must equal `name.expected.json` for each session kind.
+
+An expected message lists its block types, and may also list its `content_blocks` in
+full; an expected transcript may also give the session's turn counters."""
 import json
 from pathlib import Path
 
 import pytest
+
+from app.services.transcript_turn import BLOCK_TYPES
+from app.services.transcript_turn import TOOL_CALL_TYPES
 
 from tests.api import complete
 from tests.api import create_session
@@ -17,6 +23,7 @@ KINDS = {
     "ordinary": ("agent", {}),
     "autonomous": ("workflow", {"workflow_id": "wf-fixture"}),
 }
+COUNTERS = ("message_count", "conversation_turn_count", "visible_message_count")
 
 
 def _id(path):
@@ -31,12 +38,32 @@ def _expected(path):
     return json.loads(path.with_suffix(".expected.json").read_text(encoding="utf-8"))
 
 
-def _transcript(session):
-    return [
-        {"role": m["role"], "content": m["content"],
-         "block_types": [b["type"] for b in m["content_blocks"]]}
-        for m in session["messages"]
-    ]
+def _transcript(session, expected):
+    """The session's messages in the shape of `expected` (full blocks where it has them)."""
+    found = []
+    for n, message in enumerate(session["messages"]):
+        row = {"role": message["role"], "content": message["content"],
+               "block_types": [b["type"] for b in message["content_blocks"]]}
+        if n < len(expected) and "content_blocks" in expected[n]:
+            row["content_blocks"] = message["content_blocks"]
+        found.append(row)
+    return found
+
+
+def _check(session, expected):
+    """The session's transcript and counters are the expected ones."""
+    assert _transcript(session, expected["messages"]) == expected["messages"]
+    assert session["message_count"] == expected["message_count"] == len(expected["messages"])
+    for counter in COUNTERS:
+        if counter in expected:
+            assert session[counter] == expected[counter], counter
+
+
+def _post_each_with_the_one_before(client, sid, lines):
+    """A runner unsure of its last request: every request re-sends the previous line."""
+    for seq, line in enumerate(lines):
+        first = max(seq - 1, 0)
+        assert post_lines(client, sid, lines[first:seq + 1], start_seq=first).status_code == 200
 
 
 def test_every_provider_has_a_fixture_with_an_expected_transcript():
@@ -62,22 +89,47 @@ def test_fixture_stream_yields_the_expected_transcript(client, path, kind, batch
     assert complete(client, sid).status_code == 200
 
     session = get_session(client, sid)
-    expected = _expected(path)[kind]
     assert session["provider"] == path.parent.name
-    assert _transcript(session) == expected["messages"]
-    assert session["message_count"] == expected["message_count"] == len(expected["messages"])
+    _check(session, _expected(path)[kind])
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("path", FIXTURES, ids=_id)
+def test_same_seqs_posted_again_change_nothing(client, path, kind):
+    session_type, context = KINDS[kind]
+    sid = create_session(client, session_type, context, provider=path.parent.name)
+    lines = _lines(path)
+    _post_each_with_the_one_before(client, sid, lines)
+    before = get_session(client, sid)
+    again = post_lines(client, sid, lines).get_json()
+    assert again["accepted"] == 0 and again["duplicates"] == len(lines)
+    assert get_session(client, sid)["messages"] == before["messages"]
+    complete(client, sid)
+    assert post_lines(client, sid, lines).get_json()["duplicates"] == len(lines)
+
+    _check(get_session(client, sid), _expected(path)[kind])
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=_id)
-def test_same_seqs_posted_again_change_nothing(client, path):
+def test_rows_carry_the_turn_and_its_times_in_the_normalized_vocabulary(client, path):
     sid = create_session(client, "workflow", {"workflow_id": "wf-fixture"},
                          provider=path.parent.name)
     lines = _lines(path)
-    post_lines(client, sid, lines)
-    again = post_lines(client, sid, lines).get_json()
-    assert again["accepted"] == 0 and again["duplicates"] == len(lines)
+    for seq, line in enumerate(lines):
+        post_lines(client, sid, [line], start_seq=seq)
     complete(client, sid)
-    assert get_session(client, sid)["message_count"] == _expected(path)["autonomous"]["message_count"]
+
+    turn_rows = [m for m in get_session(client, sid)["messages"] if "turn_id" in m["metadata"]]
+    assert turn_rows
+    assert len({m["metadata"]["turn_id"] for m in turn_rows}) == len(turn_rows)
+    for message in turn_rows:
+        meta = message["metadata"]
+        assert meta["terminal_reason"] in ("success", "error", "max_turns", "interrupted",
+                                           "process_exit")
+        assert meta["started_at"] <= meta["completed_at"]
+        assert message["timestamp"] == meta["completed_at"]
+        for block in message["content_blocks"]:
+            assert block["type"] in BLOCK_TYPES + TOOL_CALL_TYPES, block
 
 
 def test_an_unknown_provider_is_refused_when_the_session_is_created(client):

@@ -4,8 +4,10 @@ import json
 
 import pytest
 
+from app import create_app
 from app.db import reading
 from app.db import writing
+from app.extensions import db
 from app.services import ingest
 from app.services import sessions
 from app.services.models import Chunk
@@ -111,3 +113,21 @@ def counts(rows, session_row):
                           " AND role IN ('assistant', 'system')", session_id)
         return session_row(session_id)["message_count"], stored
     return check
+
+
+@pytest.fixture
+def restart(database_url):
+    """restart(): a brand-new app on the same database, its app context pushed."""
+    apps = []
+
+    def start():
+        db.engine.dispose()  # the old process's connections die with it
+        fresh = create_app({"TESTING": True, "SQLALCHEMY_DATABASE_URI": database_url})
+        context = fresh.app_context()
+        context.push()
+        apps.append(context)
+        return fresh
+    yield start
+    for context in reversed(apps):
+        db.engine.dispose()
+        context.pop()

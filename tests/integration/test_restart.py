@@ -1,29 +1,9 @@
 """The open turn lives in the database: a new process picks it up where the old one stopped."""
 import pytest
 
-from app import create_app
-from app.extensions import db
 from tests import claude_lines as cl
 
 BOTH_KINDS = pytest.mark.parametrize("kind", ["ordinary", "autonomous"])
-
-
-@pytest.fixture
-def restart(database_url):
-    """restart(): a brand-new app on the same database, its app context pushed."""
-    apps = []
-
-    def start():
-        db.engine.dispose()  # the old process's connections die with it
-        fresh = create_app({"TESTING": True, "SQLALCHEMY_DATABASE_URI": database_url})
-        context = fresh.app_context()
-        context.push()
-        apps.append(context)
-        return fresh
-    yield start
-    for context in reversed(apps):
-        db.engine.dispose()
-        context.pop()
 
 
 @BOTH_KINDS

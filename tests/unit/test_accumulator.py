@@ -6,8 +6,22 @@ from app.services.accumulator import RESULT_TRIGGER
 from app.services.accumulator import Accumulator
 from app.services.accumulator import SystemNote
 from app.services.accumulator import Turn
+from app.services.event_types import ASSISTANT
+from app.services.event_types import TURN_STARTED
+from app.services.event_types import StreamEvent
 from app.services.stream_events import parse_line
+from app.services.transcript_turn import TranscriptTurn
 from tests import claude_lines as cl
+
+
+def texts(turn):
+    """The paragraphs of a whole turn, as the transcript will show them."""
+    return tuple(b["text"] for b in TranscriptTurn.from_turn(turn).content_blocks
+                 if b["type"] == "text")
+
+
+def text(turn):
+    return TranscriptTurn.from_turn(turn).visible_text
 
 
 def feed_all(acc, lines, start=0):
@@ -29,8 +43,9 @@ def test_result_closes_a_turn_with_text_and_blocks_in_order():
     ])
     [turn] = out
     assert isinstance(turn, Turn) and turn.trigger == RESULT_TRIGGER
-    assert turn.text == "one\n\ntwo"
-    assert [b["type"] for b in turn.blocks] == ["thinking", "tool_use", "tool_result"]
+    assert text(turn) == "one\n\ntwo"
+    assert [b["type"] for b in turn.parts] == ["thinking", "text", "tool_use", "tool_result",
+                                               "text"]
     assert turn.message_ids == ("m1", "m2")
     assert (turn.first_event_index, turn.last_event_index) == (0, 5)
     assert acc.buffer.is_empty()
@@ -46,14 +61,14 @@ def test_close_flushes_an_open_turn():
     acc = Accumulator()
     feed_all(acc, [cl.assistant(cl.text("unfinished"))])
     turn = acc.close()
-    assert turn.trigger == COMPLETION_TRIGGER and turn.text == "unfinished"
+    assert turn.trigger == COMPLETION_TRIGGER and text(turn) == "unfinished"
 
 
 def test_same_line_twice_in_a_turn_counts_once():
     acc = Accumulator()
     line = cl.assistant(cl.text("once"), uuid="a-dup")
     feed_all(acc, [line, line])
-    assert acc.close().texts == ("once",)
+    assert texts(acc.close()) == ("once",)
 
 
 def test_turn_key_is_stable_for_the_same_lines_and_differs_for_new_ones():
@@ -62,7 +77,7 @@ def test_turn_key_is_stable_for_the_same_lines_and_differs_for_new_ones():
     again = feed_all(Accumulator(), lines, start=100)[0]
     other = feed_all(Accumulator(), [cl.assistant(cl.text("same")), cl.result()])[0]
     assert first.key == again.key
-    assert first.key != other.key and first.text == other.text
+    assert first.key != other.key and text(first) == text(other)
 
 
 def test_lines_without_ids_are_keyed_by_position():
@@ -71,7 +86,7 @@ def test_lines_without_ids_are_keyed_by_position():
     first = acc.close()
     feed_all(acc, [cl.openai_message("same")], start=1)
     second = acc.close()
-    assert first.text == second.text
+    assert text(first) == text(second)
     assert first.key != second.key
 
 
@@ -87,20 +102,20 @@ def test_junk_lines_leave_the_turn_alone():
     acc = Accumulator()
     feed_all(acc, [cl.assistant(cl.text("a")), "garbage {", '{"type":"nope"}',
                    cl.assistant(cl.text("b"))])
-    assert acc.close().texts == ("a", "b")
+    assert texts(acc.close()) == ("a", "b")
 
 
 def test_snapshot_and_saved_parts_carry_the_open_turn_across_a_restart():
     acc = Accumulator()
     feed_all(acc, [cl.assistant(cl.text("before restart"), message_id="m9")])
-    start, parts = acc.take_unsaved_parts()
-    assert (start, parts) == (0, [{"type": "text", "text": "before restart"}])
+    start, parts, restated = acc.take_unsaved_parts()
+    assert (start, parts, restated) == (0, [{"type": "text", "text": "before restart"}], {})
     revived = Accumulator.restore(acc.snapshot())
     feed_all(revived, [cl.assistant(cl.text("after"), message_id="m9")], start=1)
     turn = revived.close()
-    assert turn.saved_parts == 1 and turn.texts == ("after",)
+    assert turn.saved_parts == 1 and turn.parts == ({"type": "text", "text": "after"},)
     whole = turn.with_saved_parts(parts)
-    assert whole.texts == ("before restart", "after") and whole.message_ids == ("m9",)
+    assert texts(whole) == ("before restart", "after") and whole.message_ids == ("m9",)
     assert Accumulator.restore(None).buffer.is_empty()
 
 
@@ -135,7 +150,7 @@ def test_a_line_seen_in_an_earlier_turn_is_skipped():
     tail = cl.assistant(cl.text("tail"), uuid="a-tail")
     feed_all(acc, [cl.assistant(cl.text("head")), tail, cl.result()])
     feed_all(acc, [tail, cl.assistant(cl.text("next"))], start=3)
-    assert acc.close().texts == ("next",)
+    assert texts(acc.close()) == ("next",)
 
 
 def test_the_replay_window_is_bounded_and_survives_a_snapshot():
@@ -164,13 +179,121 @@ def test_usage_counts_once_per_message_id_however_many_lines_repeat_it():
     ])
     assert turn.usage == {"m1": {"input_tokens": 3, "output_tokens": 7},
                           "m2": {"input_tokens": 3, "output_tokens": 7}}
-    assert turn.token_usage == {"input_tokens": 6, "output_tokens": 14}
+    assert TranscriptTurn.from_turn(turn).usage == {"input_tokens": 6, "output_tokens": 14}
 
 
 def test_usage_survives_a_snapshot():
     acc = Accumulator()
     feed_all(acc, [cl.assistant(cl.text("a"), message_id="m1")])
-    acc.take_unsaved_parts()
+    saved = acc.take_unsaved_parts().parts
     revived = Accumulator.restore(acc.snapshot())
     [turn] = feed_all(revived, [cl.assistant(cl.text("b"), message_id="m1"), cl.result()], start=1)
-    assert turn.token_usage == {"input_tokens": 3, "output_tokens": 7}
+    whole = TranscriptTurn.from_turn(turn.with_saved_parts(saved))
+    assert whole.usage == {"input_tokens": 3, "output_tokens": 7}
+
+
+def item_event(item_id, *blocks):
+    return StreamEvent(ASSISTANT, blocks, item_id=item_id)
+
+
+def test_an_item_restated_keeps_its_first_place_and_takes_its_last_state():
+    acc = Accumulator()
+    acc.feed(item_event("i1", cl.text("draft")), 0)
+    acc.feed(StreamEvent(ASSISTANT, (cl.text("between"),)), 1)
+    acc.feed(item_event("i1", cl.text("final")), 2)
+    turn = acc.close()
+    assert [p["type"] for p in turn.parts] == ["item_state", "text"]
+    assert TranscriptTurn.from_turn(turn).visible_text == "final\n\nbetween"
+    assert (turn.first_event_index, turn.last_event_index) == (0, 2)
+
+
+def test_an_item_whose_place_is_saved_comes_back_as_a_restated_part():
+    acc = Accumulator()
+    acc.feed(item_event("i1", cl.text("draft")), 0)
+    saved = acc.take_unsaved_parts().parts
+    acc.feed(item_event("i1", cl.text("better")), 1)
+    acc.feed(item_event("i1", cl.text("final")), 2)
+    unsaved = acc.take_unsaved_parts()
+    assert (unsaved.start, unsaved.parts) == (1, [])
+    assert unsaved.restated == {0: {"type": "item_state", "item_id": "i1",
+                                    "blocks": [cl.text("final")]}}
+    restated = [unsaved.restated[0]]
+    assert TranscriptTurn.from_turn(acc.close().with_saved_parts(restated)).visible_text == "final"
+    assert saved[0]["blocks"] == [cl.text("draft")]
+
+
+def test_a_turn_that_closes_before_its_restated_parts_are_saved_carries_them():
+    acc = Accumulator()
+    acc.feed(item_event("i1", cl.text("draft")), 0)
+    saved = acc.take_unsaved_parts().parts
+    acc.feed(item_event("i1", cl.text("final")), 1)
+    turn = acc.close()
+    assert TranscriptTurn.from_turn(turn.with_saved_parts(saved)).visible_text == "final"
+    assert acc.take_unsaved_parts() == (0, [], {})
+
+
+def test_an_item_is_forgotten_once_done_so_the_header_holds_only_open_items():
+    acc = Accumulator()
+    for n in range(50):
+        acc.feed(StreamEvent(ASSISTANT, (cl.text(f"{n}"),), item_id=f"i{n}", item_done=True), n)
+    acc.feed(item_event("open", cl.text("running")), 50)
+    acc.feed(item_event("i0", cl.text("again")), 51)  # done items are not restated
+    acc.take_unsaved_parts()
+    assert acc.snapshot()["turn"]["items"] == {"open": 50, "i0": 51}
+    acc.feed(StreamEvent(ASSISTANT, (cl.text("finished"),), item_id="open", item_done=True), 52)
+    assert acc.take_unsaved_parts().restated[50]["blocks"] == [cl.text("finished")]
+    assert acc.snapshot()["turn"]["items"] == {"i0": 51}
+
+
+def test_a_new_turn_scope_makes_an_item_id_name_a_new_item():
+    acc = Accumulator()
+    acc.feed(item_event("i1", cl.text("old run")), 0)
+    acc.feed(StreamEvent(TURN_STARTED), 1)
+    acc.feed(item_event("i1", cl.text("new run")), 2)
+    assert TranscriptTurn.from_turn(acc.close()).visible_text == "old run\n\nnew run"
+
+
+# Times: the caller says when each line arrived; the turn keeps its first and its last.
+
+def test_a_turn_starts_with_its_first_line_and_completes_with_its_trigger():
+    acc = Accumulator()
+    feed_all_at(acc, [cl.assistant(cl.text("a"))], "T1")
+    feed_all_at(acc, [cl.assistant(cl.text("b"))], "T2", start=1)
+    [turn] = feed_all_at(acc, [cl.result()], "T3", start=2)
+    assert (turn.started_at, turn.completed_at) == ("T1", "T3")
+
+
+def test_a_turn_closed_by_completion_completes_then():
+    acc = Accumulator()
+    feed_all_at(acc, [cl.assistant(cl.text("a"))], "T1")
+    turn = acc.close(completed_at="T9")
+    assert (turn.started_at, turn.completed_at, turn.trigger) == ("T1", "T9", COMPLETION_TRIGGER)
+
+
+def test_the_start_time_survives_a_snapshot():
+    acc = Accumulator()
+    feed_all_at(acc, [cl.assistant(cl.text("a"))], "T1")
+    acc.take_unsaved_parts()
+    revived = Accumulator.restore(acc.snapshot())
+    [turn] = feed_all_at(revived, [cl.result()], "T2", start=1)
+    assert (turn.started_at, turn.completed_at) == ("T1", "T2")
+
+
+def test_a_snapshot_from_before_turn_times_still_restores():
+    acc = Accumulator()
+    feed_all(acc, [cl.assistant(cl.text("a"))])
+    acc.take_unsaved_parts()
+    old = acc.snapshot()
+    for key in ("started_at", "items"):
+        del old["turn"][key]
+    revived = Accumulator.restore(old)
+    [turn] = feed_all_at(revived, [cl.result()], "T2", start=1)
+    # its start was never stamped: unknown, not the time of a later line
+    assert (turn.started_at, turn.completed_at, turn.saved_parts) == (None, "T2", 1)
+
+
+def feed_all_at(acc, lines, received_at, start=0):
+    out = []
+    for index, line in enumerate(lines, start):
+        out.extend(acc.feed(parse_line(line), index, received_at))
+    return out

@@ -8,12 +8,17 @@ from app.services.event_types import ASSISTANT
 from app.services.event_types import IGNORED
 from app.services.event_types import RESULT
 from app.services.event_types import SYSTEM
+from app.services.event_types import TURN_STARTED
 from app.services.event_types import StreamEvent
 from app.services.providers.codex import parse_line
 
 
 def completed(**item):
     return json.dumps({"type": "item.completed", "item": item})
+
+
+def item_line(kind, **item):
+    return json.dumps({"type": kind, "item": item})
 
 
 def test_agent_message_is_a_text_block():
@@ -100,11 +105,42 @@ def test_turn_completed_and_failed_close_the_turn():
     assert failed.info == {"subtype": "error", "is_error": True, "result": "429"}
 
 
+@pytest.mark.parametrize("kind", ["item.started", "item.updated", "item.completed"])
+def test_every_state_of_an_item_is_read_under_its_item_id(kind):
+    event = parse_line(item_line(kind, id="item_1", type="agent_message", text="partial"))
+    assert event.kind == ASSISTANT and event.item_id == "item_1"
+    assert event.blocks == ({"type": "text", "text": "partial"},)
+    assert event.item_done is (kind == "item.completed")
+
+
 @pytest.mark.parametrize("kind", ["item.started", "item.updated"])
-def test_only_the_completed_state_of_an_item_is_read(kind):
-    line = json.dumps({"type": kind, "item": {"id": "item_1", "type": "agent_message",
-                                              "text": "partial"}})
-    assert parse_line(line).kind == IGNORED
+def test_a_command_in_progress_has_no_result_yet(kind):
+    event = parse_line(item_line(kind, id="item_2", type="command_execution", command="make",
+                                 aggregated_output="building", exit_code=None,
+                                 status="in_progress"))
+    assert event.blocks == ({"type": "tool_use", "id": "item_2", "name": "command_execution",
+                             "input": {"command": "make"}},)
+
+
+def test_an_mcp_call_in_progress_has_no_result_yet():
+    event = parse_line(item_line("item.started", id="i4", type="mcp_tool_call", server="gh",
+                                 tool="search", arguments={"q": "x"}, result=None, error=None,
+                                 status="in_progress"))
+    assert [b["type"] for b in event.blocks] == ["tool_use"]
+
+
+def test_an_empty_item_still_holds_its_place():
+    event = parse_line(item_line("item.started", id="item_5", type="agent_message", text=""))
+    assert (event.kind, event.blocks, event.item_id) == (ASSISTANT, (), "item_5")
+
+
+def test_an_error_item_is_noted_once_when_completed():
+    assert parse_line(item_line("item.started", id="e", type="error", message="x")).kind == IGNORED
+    assert parse_line(item_line("item.completed", id="e", type="error", message="x")).kind == SYSTEM
+
+
+def test_turn_started_opens_a_new_scope_for_item_ids():
+    assert parse_line('{"type": "turn.started"}').kind == TURN_STARTED
 
 
 def test_items_carry_no_identity_so_a_later_identical_run_is_not_dropped():
@@ -115,12 +151,13 @@ def test_items_carry_no_identity_so_a_later_identical_run_is_not_dropped():
 
 
 @pytest.mark.parametrize("line", [
-    "", "not json", "[]", "null", '"text"', '{"type": 7}', '{"type": "turn.started"}',
+    "", "not json", "[]", "null", '"text"', '{"type": 7}',
     '{"type": "item.plan.delta", "item_id": "i", "delta": "x"}',
     '{"type": "request_user_input", "id": "r", "call_id": "c", "questions": []}',
     '{"type": "item.completed"}', '{"type": "item.completed", "item": []}',
     '{"type": "item.completed", "item": {"type": "collab_tool_call"}}',
-    '{"type": "item.completed", "item": {"id": "i", "type": "agent_message", "text": ""}}',
+    '{"type": "item.completed", "item": {"type": "agent_message", "text": ""}}',
+    '{"type": "item.updated", "item": {"id": "i", "type": "plan_update"}}',
     '{"type": "item.completed", "item": {"id": ["x"], "type": {"a": 1}}}',
     '{"id": "1", "msg": {"type": "agent_message", "message": "legacy protocol"}}',
 ])
@@ -143,7 +180,8 @@ def test_odd_known_lines_never_raise(line):
 
 def test_random_objects_of_known_shapes_never_raise():
     rng = random.Random(5150)
-    types = ["thread.started", "turn.completed", "turn.failed", "item.completed", "error"]
+    types = ["thread.started", "turn.started", "turn.completed", "turn.failed",
+             "item.started", "item.updated", "item.completed", "error"]
     item_types = ["agent_message", "reasoning", "command_execution", "file_change",
                   "mcp_tool_call", "web_search", "todo_list", "error", "plan"]
     values = [None, True, 0, -1, "", "x", [], {}, [1], {"message": 2}, {"content": "y"}]

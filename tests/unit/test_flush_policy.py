@@ -3,6 +3,7 @@ import pytest
 
 from app.services.accumulator import SystemNote
 from app.services.accumulator import Turn
+from app.services.transcript_turn import TranscriptTurn
 from app.services.flush_policy import AUTONOMOUS
 from app.services.flush_policy import ORDINARY
 from app.services.flush_policy import is_autonomous
@@ -15,7 +16,12 @@ TOOL_RESULT = {"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_
 
 def turn(texts=(), blocks=(), result=None):
     parts = tuple({"type": "text", "text": t} for t in texts) + tuple(blocks)
-    return Turn("turn:k", parts, ("m1",), "result", result or {}, 0, 3)
+    return closed(Turn("turn:k", parts, ("m1",), "result", result or {}, 0, 3))
+
+
+def closed(raw):
+    """The policy reads normalized turns."""
+    return TranscriptTurn.from_turn(raw)
 
 
 @pytest.mark.parametrize("session_type, context, expected", [
@@ -110,8 +116,7 @@ def test_system_notes_with_text_become_system_rows_and_empty_ones_vanish():
 ])
 def test_rows_carry_the_turn_id_and_why_the_turn_ended(result, trigger, expected):
     parts = ({"type": "text", "text": "hi"},)
-    closed = Turn("turn:k", parts, (), trigger, result, 0, 1)
-    draft = ORDINARY.draft(closed)
+    draft = ORDINARY.draft(closed(Turn("turn:k", parts, (), trigger, result, 0, 1)))
     assert draft.metadata["turn_id"] == "turn:k"
     assert draft.metadata["terminal_reason"] == expected
 
@@ -119,6 +124,30 @@ def test_rows_carry_the_turn_id_and_why_the_turn_ended(result, trigger, expected
 def test_turn_usage_goes_to_metadata_summed_over_messages():
     parts = ({"type": "text", "text": "hi"},)
     usage = {"m1": {"input_tokens": 3, "output_tokens": 7}, "m2": {"output_tokens": 1}}
-    draft = ORDINARY.draft(Turn("turn:k", parts, ("m1", "m2"), "result", {}, 0, 1, usage=usage))
+    draft = ORDINARY.draft(closed(Turn("turn:k", parts, ("m1", "m2"), "result", {}, 0, 1,
+                                       usage=usage)))
     assert draft.metadata["usage"] == {"input_tokens": 3, "output_tokens": 8}
-    assert "usage" not in ORDINARY.draft(Turn("turn:k", parts, (), "result", {}, 0, 1)).metadata
+    no_usage = closed(Turn("turn:k", parts, (), "result", {}, 0, 1))
+    assert "usage" not in ORDINARY.draft(no_usage).metadata
+
+
+@pytest.mark.parametrize("policy", [ORDINARY, AUTONOMOUS])
+def test_rows_and_failure_notes_say_when_the_turn_started_and_completed(policy):
+    times = {"started_at": "2026-03-01T12:00:01.000000Z",
+             "completed_at": "2026-03-01T12:00:09.000000Z"}
+    parts = ({"type": "text", "text": "hi"},)
+    row = policy.draft(closed(Turn("turn:k", parts, (), "result", {}, 0, 1, **times)))
+    note = policy.draft(closed(Turn("turn:f", (), (), "result", {"is_error": True}, 2, 2,
+                                    **times)))
+    for draft in (row, note):
+        assert {k: draft.metadata[k] for k in times} == times
+    assert note.role == "system" and note.metadata["turn_id"] == "turn:f"
+
+
+def test_the_row_holds_the_blocks_of_the_normalized_turn_without_its_text():
+    item = {"type": "item_state", "item_id": "item_0", "blocks": [TOOL_USE, TOOL_RESULT]}
+    parts = ({"type": "text", "text": "Lo", "delta": True}, {"type": "text", "text": "ok",
+                                                             "delta": True}, item)
+    draft = AUTONOMOUS.draft(closed(Turn("turn:k", parts, (), "result", {}, 0, 3)))
+    assert draft.content == "Look"
+    assert draft.content_blocks == [TOOL_USE, TOOL_RESULT]

@@ -12,6 +12,7 @@ from app.services.event_types import SYSTEM
 from app.services.event_types import TOOL_RESULTS
 from app.services.event_types import StreamEvent
 from app.services.providers.gemini import parse_line
+from app.services.transcript_turn import TranscriptTurn
 
 STAMP = "2025-10-10T12:00:00.000Z"
 
@@ -78,7 +79,11 @@ def close(lines):
     acc = Accumulator()
     for index, raw in enumerate(lines):
         acc.feed(parse_line(raw), index)
-    return acc.close()
+    return TranscriptTurn.from_turn(acc.close())
+
+
+def texts(turn):
+    return tuple(b["text"] for b in turn.content_blocks if b["type"] == "text")
 
 
 def test_a_turn_concatenates_a_run_of_deltas_and_breaks_it_at_other_blocks():
@@ -88,14 +93,14 @@ def test_a_turn_concatenates_a_run_of_deltas_and_breaks_it_at_other_blocks():
         line("tool_result", tool_id="t1", status="success", output="a"),
         assistant("Found "), assistant("it."),
     ])
-    assert turn.texts == ("Let me check.", "Found it.")
-    assert turn.text == "Let me check.\n\nFound it."
+    assert texts(turn) == ("Let me check.", "Found it.")
+    assert turn.visible_text == "Let me check.\n\nFound it."
 
 
 def test_a_message_without_the_delta_flag_starts_a_paragraph_of_its_own():
     turn = close([assistant("Done"), assistant("."), assistant("All set.", delta=False),
                   assistant("Next"), assistant(" step")])
-    assert turn.texts == ("Done.", "All set.", "Next step")
+    assert texts(turn) == ("Done.", "All set.", "Next step")
 
 
 @pytest.mark.parametrize("raw", [

@@ -1,7 +1,12 @@
 """The ingest use cases against in-memory fakes: the orchestration, not the SQL."""
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
+
 import pytest
 
 from app.services import ingest
+from app.services.clock import to_iso
 from app.services.errors import SessionClosed
 from app.services.errors import SessionNotFound
 from app.services.errors import UnknownProvider
@@ -161,3 +166,36 @@ def test_a_turn_closed_by_completion_counts_once(uow):
     ingest.complete_session("s1", 0, uow)
     ingest.complete_session("s1", 0, uow)
     assert counters(uow) == (1, 1, 1)
+
+
+class StepClock:
+    """A clock that moves one second per reading, from a fixed start."""
+
+    def __init__(self):
+        self.now = datetime(2026, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
+
+    def __call__(self):
+        self.now += timedelta(seconds=1)
+        return self.now
+
+
+def test_a_row_says_when_its_turn_started_and_when_it_completed(uow):
+    clock = StepClock()
+    chunks = [Chunk(cl.assistant(cl.text("a")), "stdout", 0)]
+    ingest.ingest_output("s1", chunks, uow, retention_seconds=60, clock=clock)
+    first = to_iso(clock.now)
+    chunks = [Chunk(cl.assistant(cl.text("b")), "stdout", 1), Chunk(cl.result(), "stdout", 2)]
+    ingest.ingest_output("s1", chunks, uow, retention_seconds=60, clock=clock)
+    [row] = uow.messages.rows
+    assert (row.metadata["started_at"], row.metadata["completed_at"]) == (first, to_iso(clock.now))
+    assert first < row.metadata["completed_at"]
+
+
+def test_a_turn_closed_by_completion_completes_at_the_completion(uow):
+    clock = StepClock()
+    ingest.ingest_output("s1", [Chunk(cl.assistant(cl.text("a")), "stdout", 0)], uow,
+                         retention_seconds=60, clock=clock)
+    first = to_iso(clock.now)
+    ingest.complete_session("s1", 0, uow, clock=clock)
+    [row] = uow.messages.rows
+    assert (row.metadata["started_at"], row.metadata["completed_at"]) == (first, to_iso(clock.now))

@@ -1,16 +1,23 @@
 """OpenAI Codex CLI `codex exec --json` lines as `StreamEvent`s.
 
-Only an item's completed state is read (`item.started` / `item.updated` are
-ignored); `turn.completed` / `turn.failed` close the turn. Item lines carry no
-identity: item ids (`item_0`, ...) restart with every `codex exec` run of a
-thread, and a later run may print exactly the same line ("Done."), so neither
-the id nor the line's content names an item uniquely. Like Gemini's lines, they
-are known by their place in the buffer.
+An item is reported as it evolves: `item.started`, any number of `item.updated`,
+`item.completed`, each line carrying the item's whole current state. Every one
+of them becomes an event with the item's blocks and its `item_id`, and the
+accumulator keeps one place per item id within a turn, holding the last state
+(see `TurnBuffer.restate_item`); `item.completed` is the final one. `turn.started`
+opens a fresh scope for item ids, which restart (`item_0`, ...) with every
+`codex exec` run of a thread; `turn.completed` / `turn.failed` close the turn.
+
+Item lines carry no identity of their own: a later run may print exactly the
+same line ("Done."), so neither the id nor the line's content names an item
+uniquely across a session. Like Gemini's lines, they are known by their place
+in the buffer.
 """
 
 from app.services.event_types import ASSISTANT
 from app.services.event_types import RESULT
 from app.services.event_types import SYSTEM
+from app.services.event_types import TURN_STARTED
 from app.services.event_types import StreamEvent
 from app.services.event_types import ignored
 from app.services.providers.decode import parse_with
@@ -18,6 +25,7 @@ from app.services.providers.decode import text_of
 
 # Older builds named the assistant's reply `assistant_message` (under `item_type`).
 ITEM_ALIASES = {"assistant_message": "agent_message"}
+IN_PROGRESS = "in_progress"
 
 
 def parse_line(line):
@@ -25,24 +33,33 @@ def parse_line(line):
     return parse_with(line, PARSERS)
 
 
-def parse_item_completed(obj):
-    """A finished item: its blocks (or a note, for an `error` item)."""
+def parse_item(obj):
+    """One state of an item (started, updated or completed): its blocks, under its id.
+
+    An item with an id always yields an event, even with no blocks yet (an
+    agent_message started empty): it holds the item's place in the turn.
+    """
     item = obj.get("item")
     if not isinstance(item, dict):
         return ignored("no_item")
     kind = text_of(item.get("type")) or text_of(item.get("item_type"))
     kind = ITEM_ALIASES.get(kind, kind)
-    builder = ITEM_BLOCKS.get(kind)
-    identity = None  # see the module docstring
     if kind == "error":
-        return StreamEvent(SYSTEM, identity=identity, text=text_of(item.get("message")).strip(),
-                           info={"subtype": "error"})
+        return _error_item(obj, item)
+    builder = ITEM_BLOCKS.get(kind)
     if builder is None:
         return ignored("unknown_item")
     blocks = tuple(builder(item))
-    if not blocks:
+    item_id = text_of(item.get("id")) or None
+    if not blocks and item_id is None:
         return ignored("empty_item")
-    return StreamEvent(ASSISTANT, blocks, identity)
+    return StreamEvent(ASSISTANT, blocks, item_id=item_id,
+                       item_done=obj.get("type") == "item.completed")
+
+
+def parse_turn_started(obj):
+    """A turn begins: item ids start afresh."""
+    return StreamEvent(TURN_STARTED)
 
 
 def parse_turn_completed(obj):
@@ -71,6 +88,14 @@ def parse_thread_started(obj):
     return StreamEvent(SYSTEM, identity=identity, text=text, info={"subtype": "init"})
 
 
+def _error_item(obj, item):
+    """A non-fatal error item: a system note, once, when it is completed."""
+    if obj.get("type") != "item.completed":
+        return ignored("error_item_not_completed")
+    return StreamEvent(SYSTEM, text=text_of(item.get("message")).strip(),
+                       info={"subtype": "error"})
+
+
 def parse_error(obj):
     """A stream-level error (not a turn's end): a system note with its message."""
     return StreamEvent(SYSTEM, text=text_of(obj.get("message")).strip(), info={"subtype": "error"})
@@ -87,13 +112,13 @@ def _reasoning(item):
 
 
 def _command_execution(item):
+    use = _tool_use(item, "command_execution", {"command": item.get("command")})
+    if item.get("status") == IN_PROGRESS:
+        return [use]  # no outcome yet: its result comes with a later state
     exit_code = item.get("exit_code")
     failed = item.get("status") in ("failed", "declined") or (
         isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0)
-    return [
-        _tool_use(item, "command_execution", {"command": item.get("command")}),
-        _tool_result(item, item.get("aggregated_output", ""), failed),
-    ]
+    return [use, _tool_result(item, item.get("aggregated_output", ""), failed)]
 
 
 def _file_change(item):
@@ -106,6 +131,8 @@ def _mcp_tool_call(item):
     name = f"{text_of(item.get('server'))}.{text_of(item.get('tool'))}"
     arguments = item.get("arguments")
     use = _tool_use(item, name, arguments if arguments is not None else {})
+    if item.get("status") == IN_PROGRESS:
+        return [use]
     error, result = item.get("error"), item.get("result")
     if isinstance(error, dict) and error:
         return [use, _tool_result(item, text_of(error.get("message")), True)]
@@ -142,7 +169,10 @@ ITEM_BLOCKS = {
 }
 PARSERS = {
     "thread.started": parse_thread_started,
-    "item.completed": parse_item_completed,
+    "turn.started": parse_turn_started,
+    "item.started": parse_item,
+    "item.updated": parse_item,
+    "item.completed": parse_item,
     "turn.completed": parse_turn_completed,
     "turn.failed": parse_turn_failed,
     "error": parse_error,

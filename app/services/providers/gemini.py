@@ -2,8 +2,9 @@
 
 Assistant text arrives as `delta: true` chunks with no message id; each becomes
 a text block flagged `"delta": true`, and a turn joins a run of such blocks
-with nothing in between (see `Turn.texts`). Gemini lines carry no id of their
-own, so every event here has `identity` None and is keyed by its position.
+with nothing in between (`normalized_blocks` in transcript_turn.py). Gemini
+lines carry no id of their own, so every event here has `identity` None and is
+keyed by its position.
 """
 from app.services.event_types import ASSISTANT
 from app.services.event_types import RESULT

@@ -18,6 +18,10 @@ INSERT_PART = text(
     "INSERT INTO session_turn_parts (session_id, part_index, part)"
     " VALUES (:session_id, :part_index, :part)"
 )
+UPDATE_PART = text(
+    "UPDATE session_turn_parts SET part = :part"
+    " WHERE session_id = :session_id AND part_index = :part_index"
+)
 DELETE_PARTS = text("DELETE FROM session_turn_parts WHERE session_id = :session_id")
 
 
@@ -49,6 +53,17 @@ class TurnStateRepository:
                 [
                     {"session_id": session_id, "part_index": start + n, "part": json.dumps(p)}
                     for n, p in enumerate(parts)
+                ],
+            )
+
+    def replace_parts(self, session_id, restated):
+        """Write new content over saved blocks: `restated` is {part number: part}."""
+        if restated:
+            self.conn.execute(
+                UPDATE_PART,
+                [
+                    {"session_id": session_id, "part_index": n, "part": json.dumps(p)}
+                    for n, p in sorted(restated.items())
                 ],
             )
 
