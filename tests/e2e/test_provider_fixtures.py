@@ -3,7 +3,7 @@
 transcript must equal `name.expected.json` for each session kind.
 
 An expected message lists its block types, and may also list its `content_blocks` in
-full; an expected transcript may also give the session's turn counters."""
+full and its turn's `terminal_reason`; an expected transcript may also give the session's turn counters."""
 import json
 from pathlib import Path
 
@@ -46,6 +46,8 @@ def _transcript(session, expected):
                "block_types": [b["type"] for b in message["content_blocks"]]}
         if n < len(expected) and "content_blocks" in expected[n]:
             row["content_blocks"] = message["content_blocks"]
+        if n < len(expected) and "terminal_reason" in expected[n]:
+            row["terminal_reason"] = message["metadata"].get("terminal_reason")
         found.append(row)
     return found
 
