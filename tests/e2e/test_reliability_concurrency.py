@@ -1,10 +1,10 @@
-"""Reliability under load and faults, against a real gunicorn (docs/reliability.md).
+"""Reliability under concurrency, against a real gunicorn (docs/reliability.md, Concurrency).
 
-Concurrency: producer processes post one session's output while stream clients drop
-and resume. Each test records what it measured with tests/figures.py.
+Producer processes post one session's output at once while stream clients drop their
+connections and resume, each its own way; then the buffer, the transcript and what
+every client received are compared. The figures go to tests/figures.py.
 """
 import multiprocessing
-import queue
 import random
 import threading
 import time
@@ -178,7 +178,8 @@ def test_producers_and_resuming_clients_agree_with_the_buffer(database_url, tmp_
         seed = random.randrange(10**6)
         rng = random.Random(seed)
         clients = [Client(server.base, sid, reader, kind, f"c{n}",
-                          rng.sample(range(1, total * 9 // 10), DROPS)) for n, kind in enumerate(CLIENTS)]
+                          rng.sample(range(1, total * 9 // 10), DROPS))
+                   for n, kind in enumerate(CLIENTS)]
         deadline = time.monotonic() + START_SECONDS + RUN_SECONDS
         threads = [threading.Thread(target=c.run, args=(deadline,)) for c in clients]
         for thread in threads:
