@@ -112,9 +112,9 @@ def test_a_worker_killed_mid_turn_loses_no_acknowledged_chunk(backend, database_
             sender = threading.Thread(target=lambda: cut.append(
                 post_once(server.base, sid, batches[2], runner)))
             sender.start()
-            time.sleep(0.5)
+            time.sleep(0.5)  # ample for loopback: the request is waiting in the worker
             os.kill(first, signal.SIGKILL)
-            sender.join(timeout=RESTART_SECONDS)
+        sender.join(timeout=RESTART_SECONDS)  # after the release: never waits on our lock
         assert not sender.is_alive()
         assert cut[0][0] is None, f"the killed request was answered: {cut[0]}"
         second = worker_of(server, old=first)
