@@ -37,6 +37,7 @@ class Gunicorn:
     db_file: Path | None  # the SQLite file, None when serving `database_url`
     log: Path
     env: dict  # the environment it was started with (for CLI commands on its database)
+    master_pid: int  # gunicorn's master; its children are the workers
 
     def new_token(self, *args):
         """A token from `flask create-runner-token --machine M` / `create-user-token --user U`."""
@@ -101,7 +102,7 @@ def gunicorn(tmp_dir, env=None, workers=2, threads=4, database_url=None, auth=Fa
     with open(log, "wb") as log_file:
         proc = subprocess.Popen([BIN / "gunicorn"], cwd=ROOT, env=full_env,
                                 stdout=log_file, stderr=subprocess.STDOUT)
-    server = Gunicorn(f"http://{address}", address, db_file, log, full_env)
+    server = Gunicorn(f"http://{address}", address, db_file, log, full_env, proc.pid)
     with _terminated_at_exit(proc):
         _wait_until_up(server.base, proc, "gunicorn", log)
         yield server
@@ -201,3 +202,20 @@ def _wait_until_up(base, proc, name, log):
             tail = log.read_text("utf-8", "replace")[-3000:] if log.exists() else ""
             pytest.fail(f"{name} did not start (exit code {proc.poll()}):\n{tail}")
         time.sleep(0.1)
+
+
+def worker_pids(master_pid):
+    """The live worker processes of a gunicorn master: its children, read from /proc."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text("utf-8")
+        except OSError:  # exited while we looked
+            continue
+        # the command name, in parentheses, may hold spaces: count fields after the last ")"
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if int(ppid) == master_pid and state != "Z":
+            pids.append(int(entry.name))
+    return sorted(pids)

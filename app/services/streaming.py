@@ -84,11 +84,12 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
             last_sent = monotonic()
             continue
         if events:
-            yield Page(events)
-            # Resumed only once the server has taken the page: record it as delivered.
             cursor = events[-1][0]
-            last_sent = monotonic()
+            # Recorded before the page is handed on: a client can read it and reconnect
+            # before this generator resumes, and must not be sent it again.
             _remember_delivery(new_uow, session_id, client_id, cursor, clock)
+            yield Page(events)
+            last_sent = monotonic()
             if len(events) == settings.page_size:
                 continue  # more is waiting: read on without sleeping
         if session.is_completed:
