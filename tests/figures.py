@@ -1,6 +1,7 @@
 """Figures the reliability tests measure (chunks, clients, faults, lost...).
 
-A test calls `record("concurrency", chunks=8000, lost=0)`; at the end of the run
+A test calls `record("concurrency [sqlite]", chunks=8000, lost=0)` (name the backend
+in the topic when the test runs on both, or the second run replaces the first); at the end of the run
 tests/conftest.py prints every topic, and writes them as JSON to the file named
 by TURNLOG_FIGURES_FILE when it is set (docs/reliability.md quotes them).
 """

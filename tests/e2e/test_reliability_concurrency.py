@@ -164,7 +164,7 @@ class Client:
             self.events.append((frame.id, frame.data))
 
 
-def test_producers_and_resuming_clients_agree_with_the_buffer(database_url, tmp_path, rows):
+def test_producers_and_resuming_clients_agree_with_the_buffer(backend, database_url, tmp_path, rows):
     with servers.gunicorn(tmp_path, workers=2, threads=8, database_url=database_url,
                           auth=True, env={"TURNLOG_STREAM_PAGE_SIZE": str(PAGE_SIZE),
                                           "TURNLOG_STREAM_HEARTBEAT_SECONDS": "1"}) as server:
@@ -238,7 +238,7 @@ def test_producers_and_resuming_clients_agree_with_the_buffer(database_url, tmp_
         assert set(gaps) <= set(client.cut_after), f"seed {seed}"
         in_flight_lost = total - len(indices)
 
-    record("concurrency", producers=PRODUCERS, chunks=total, posts=total // BATCH,
+    record(f"concurrency [{backend}]", producers=PRODUCERS, chunks=total, posts=total // BATCH,
            clients=len(clients), reconnects=sum(c.connections - 1 for c in clients),
            lost=total - len({r[4] for r in stored}), duplicated=len(stored) - total,
            client_id_in_flight_skipped=in_flight_lost)

@@ -156,6 +156,6 @@ def test_a_worker_killed_mid_turn_loses_no_acknowledged_chunk(backend, database_
     messages = rows("SELECT content FROM session_messages WHERE session_id = ?", sid)
     assert messages == [("\n\n".join(texts),)]
     assert session["message_count"] == 1 and session["conversation_turn_count"] == 1
-    record("crash", kills=2, requests_cut=1 + second_cut, chunks_acknowledged=len(acknowledged),
+    record(f"crash [{backend}]", kills=2, requests_cut=1 + second_cut, chunks_acknowledged=len(acknowledged),
            resent_duplicates=resent_duplicates, lost=len(chunks) - len(stored),
            duplicated=len(stored) - len({r[1] for r in stored}))
