@@ -29,6 +29,18 @@ def _limit(config):
                        "default": config["DEFAULT_PAGE_SIZE"]}}
 
 
+# format=openai export: the bare list that messages?format=openai returns under `messages`.
+OPENAI_LIST = {"type": "array", "items": {"type": "object"}}
+# One event of the stream (its `retry:` line and keep-alive comments carry no data).
+SSE_EVENT = {
+    "type": "object", "required": ["event", "data"],
+    "properties": {
+        "event": {"type": "string", "enum": ["output", "reset", "end"]},
+        "data": {"type": "string", "description": "a JSON object (docs/api.md, Live output)"},
+        "id": {"type": "string", "description": "the event index; resume after it"},
+        "retry": {"type": "integer"},
+    },
+}
 SESSION_ID = {"in": "path", "name": "session_id", "required": True,
               "description": "the session's id, as returned when it was opened",
               "schema": {"type": "string"}}
@@ -57,7 +69,8 @@ def operations(config):
     yield f"{BASE}/search", "get", {
         "operationId": "searchMessages", "summary": "Transcript rows holding every word of q",
         "security": USER,
-        "parameters": [_query("q", "the words to find (422 `invalid_query` when it has none)"),
+        "parameters": [dict(_query("q", "the words to find (422 `invalid_query` when it has none)"),
+                            required=True),
                        limit, _query("before", "next_cursor of the last page")],
         "responses": {200: ("matches, newest first", _json(envelopes.SearchPageSchema))},
         "errors": error_responses({422: "`invalid_query`, `invalid_limit` or `invalid_cursor`"}),
@@ -86,8 +99,7 @@ def operations(config):
         "parameters": [SESSION_ID, _query("format", "the file's format",
                                           enum=list(exports.FORMATS), default="json")],
         "responses": {200: ("the file (Content-Disposition: attachment)", {
-            JSON: {"schema": {"anyOf": [envelopes.SessionDetailEnvelopeSchema,
-                                        envelopes.OpenAIMessagesSchema]}},
+            JSON: {"schema": {"anyOf": [envelopes.SessionDetailEnvelopeSchema, OPENAI_LIST]}},
             "text/markdown": {"schema": {"type": "string"}},
         })},
         "errors": error_responses(NOT_FOUND, {422: "`invalid_format`"}),
@@ -107,7 +119,7 @@ def operations(config):
         ],
         "responses": {200: ("`retry`, `output`, `reset`, keep-alive comments, and one `end`"
                             " when the session is over",
-                            {"text/event-stream": {"schema": {"type": "string"}}})},
+                            {"text/event-stream": {"schema": SSE_EVENT}})},
         "errors": error_responses(NOT_FOUND, {422: "`invalid_cursor` or `invalid_client_id`"}),
     }
     yield from _writes()
