@@ -23,6 +23,7 @@ def create_app(test_config=None):
     _fill_defaults(app)
 
     from app import auth, cli, db, errors
+    from app.api_docs import bp as api_docs_bp
     from app.ingest import bp as ingest_bp
     from app.sessions import bp as sessions_bp
     from app.streaming import bp as streaming_bp
@@ -37,6 +38,7 @@ def create_app(test_config=None):
     app.register_blueprint(ingest_bp)
     app.register_blueprint(streaming_bp)
     app.register_blueprint(ui_bp)
+    app.register_blueprint(api_docs_bp)
     return app
 
 

@@ -14,8 +14,8 @@ from app.services.flush_policy import SESSION_TYPES
 from app.services.json_depth import MAX_DEPTH
 from app.services.json_depth import too_deep
 from app.services.providers import PROVIDERS
-from app.services.surrogates import has_lone_surrogate
-from app.services.surrogates import replace_lone_surrogates
+from app.services.surrogates import has_unstorable
+from app.services.surrogates import replace_unstorable
 
 STREAMS = ("stdout", "stderr", "system")
 # What a signed 64-bit column (SQLite INTEGER, PostgreSQL BIGINT) can hold.
@@ -29,21 +29,21 @@ USAGE_RANGE = validate.Range(min=0, max=2**40)
 
 
 class Identifier(fields.String):
-    """A string that must be storable text: a lone surrogate is a 422, not a 500."""
+    """A string that must be storable text: a lone surrogate or a NUL is a 422, not a 500."""
 
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
-        if has_lone_surrogate(text):
-            raise ValidationError("Not valid Unicode text (lone surrogate).")
+        if has_unstorable(text):
+            raise ValidationError("Not storable text (a lone surrogate or NUL).")
         return text
 
 
 class RawText(fields.String):
-    """A raw output line, kept whatever it holds: each lone surrogate becomes U+FFFD."""
+    """A raw output line, kept whatever it holds: each lone surrogate or NUL becomes U+FFFD."""
 
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
-        return replace_lone_surrogates(text)
+        return replace_unstorable(text)
 
 
 class JsonObject(fields.Dict):

@@ -10,6 +10,7 @@ from app.auth import requires
 from app.errors import ApiError
 from app.services import streaming as service
 from app.services.access import USER
+from app.services.surrogates import has_unstorable
 from app.streaming import sse
 
 bp = Blueprint("streaming", __name__, url_prefix="/api/remote/sessions")
@@ -87,4 +88,6 @@ def _client_id():
     if client_id is not None and len(client_id) > MAX_CLIENT_ID:
         raise ApiError(422, "invalid_client_id",
                        f"client_id must be at most {MAX_CLIENT_ID} characters", {})
+    if client_id is not None and has_unstorable(client_id):
+        raise ApiError(422, "invalid_client_id", "client_id must not hold a NUL character", {})
     return client_id

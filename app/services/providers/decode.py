@@ -10,7 +10,7 @@ import json
 from app.services.event_types import ignored
 from app.services.json_depth import MAX_DEPTH
 from app.services.json_depth import too_deep
-from app.services.surrogates import may_hold_lone_surrogates
+from app.services.surrogates import may_hold_unstorable
 from app.services.surrogates import replace_in_json
 
 
@@ -38,7 +38,7 @@ def decode(line):
         return ignored("not_an_object")
     if _may_be_deep(line) and too_deep(obj):
         return ignored("too_deep")
-    if may_hold_lone_surrogates(line):  # text that UTF-8 storage would refuse
+    if may_hold_unstorable(line):  # text that UTF-8 storage would refuse
         obj = replace_in_json(obj)
     return obj
 

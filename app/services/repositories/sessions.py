@@ -15,6 +15,7 @@ INSERT = text(
     " provider, machine, created_at, updated_at) VALUES (:session_id, :user_id, :session_type,"
     " :context, 'running', :provider, :machine, :now, :now)"
 )
+NUL = "\x00"
 SELECT_ONE = text(f"SELECT {COLUMNS} FROM agent_sessions WHERE session_id = :session_id")
 # A no-op write that returns the row: it takes the row lock (PostgreSQL; SQLite
 # writers already hold the database lock) so ingest for one session is serial.
@@ -86,11 +87,15 @@ class SessionRepository:
 
     def get(self, session_id):
         """The session, or None when there is no such session."""
+        if NUL in session_id:  # no id holds one, and PostgreSQL refuses it as a parameter
+            return None
         row = self.conn.execute(SELECT_ONE, {"session_id": session_id}).mappings().first()
         return _to_session(row) if row else None
 
     def get_for_update(self, session_id):
         """Lock the session row for this transaction, then read it."""
+        if NUL in session_id:
+            return None
         row = self.conn.execute(LOCK_AND_SELECT, {"session_id": session_id}).mappings().first()
         return _to_session(row) if row else None
 

@@ -1,0 +1,59 @@
+"""Schemas of the response envelopes the views build around the real dump schemas,
+and of the error envelope (app/errors.py). Used only to describe the API: each
+nests a schema of app/schemas.py rather than repeating its fields.
+"""
+from marshmallow import fields
+
+from app.schemas import BaseSchema
+from app.schemas import MessageSchema
+from app.schemas import SearchHitSchema
+from app.schemas import SessionSchema
+from app.schemas import SessionSummarySchema
+
+
+def _cursor():
+    return fields.String(required=True, allow_none=True,
+                         metadata={"description": "pass back to get the next page; null at the end"})
+
+
+class SessionEnvelopeSchema(BaseSchema):
+    session = fields.Nested(SessionSummarySchema, required=True)
+
+
+class SessionDetailEnvelopeSchema(BaseSchema):
+    session = fields.Nested(SessionSchema, required=True)
+
+
+class SessionPageSchema(BaseSchema):
+    sessions = fields.List(fields.Nested(SessionSummarySchema), required=True)
+    next_cursor = _cursor()
+
+
+class MessagePageSchema(BaseSchema):
+    messages = fields.List(fields.Nested(MessageSchema), required=True)
+    next_cursor = _cursor()
+
+
+class OpenAIMessagesSchema(BaseSchema):
+    # OpenAI chat messages are built as plain dicts (app/services/openai_format.py).
+    messages = fields.List(fields.Dict(), required=True)
+
+
+class SearchPageSchema(BaseSchema):
+    results = fields.List(fields.Nested(SearchHitSchema), required=True)
+    next_cursor = _cursor()
+
+
+class UsageReceiptSchema(BaseSchema):
+    counted = fields.Boolean(required=True)
+    session = fields.Nested(SessionSummarySchema, required=True)
+
+
+class ErrorSchema(BaseSchema):
+    code = fields.String(required=True, metadata={"description": "stable, machine-readable"})
+    message = fields.String(required=True)
+    details = fields.Dict(required=True)
+
+
+class ErrorEnvelopeSchema(BaseSchema):
+    error = fields.Nested(ErrorSchema, required=True)

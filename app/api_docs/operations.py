@@ -1,0 +1,146 @@
+"""Every operation of the JSON API: path, parameters, body, responses and token.
+
+Bodies and responses name the marshmallow schemas the views load and dump (or
+the envelopes around them), so a field added to a schema reaches the document.
+"""
+from app import schemas
+from app.api_docs import envelopes
+from app.api_docs.errors import BODY
+from app.api_docs.errors import NOT_FOUND
+from app.api_docs.errors import error_responses
+from app.services import exports
+from app.streaming.routes import MAX_CLIENT_ID
+
+BASE = "/api/remote/sessions"
+RUNNER = [{"runnerToken": []}]
+USER = [{"userToken": []}]
+JSON = "application/json"
+
+
+def _query(name, description, **schema):
+    return {"in": "query", "name": name, "required": False, "description": description,
+            "schema": {"type": "string", **schema}}
+
+
+def _limit(config):
+    return {"in": "query", "name": "limit", "required": False,
+            "description": "page size (422 `invalid_limit` outside the range)",
+            "schema": {"type": "integer", "minimum": 1, "maximum": config["MAX_PAGE_SIZE"],
+                       "default": config["DEFAULT_PAGE_SIZE"]}}
+
+
+# format=openai export: the bare list that messages?format=openai returns under `messages`.
+OPENAI_LIST = {"type": "array", "items": {"type": "object"}}
+# One event of the stream (its `retry:` line and keep-alive comments carry no data).
+SSE_EVENT = {
+    "type": "object", "required": ["event", "data"],
+    "properties": {
+        "event": {"type": "string", "enum": ["output", "reset", "end"]},
+        "data": {"type": "string", "description": "a JSON object (docs/api.md, Live output)"},
+        "id": {"type": "string", "description": "the event index; resume after it"},
+        "retry": {"type": "integer"},
+    },
+}
+SESSION_ID = {"in": "path", "name": "session_id", "required": True,
+              "description": "the session's id, as returned when it was opened",
+              "schema": {"type": "string"}}
+
+
+def _json(schema):
+    return {JSON: {"schema": schema}}
+
+
+def operations(config):
+    """(path, method, operation) for every route under /api; `config` bounds the limits."""
+    limit = _limit(config)
+    yield BASE, "post", {
+        "operationId": "createSession", "summary": "Open a running session",
+        "security": USER + RUNNER,
+        "requestBody": {"required": True, "content": _json(schemas.SessionCreateSchema)},
+        "responses": {201: ("the new session", _json(envelopes.SessionEnvelopeSchema))},
+        "errors": error_responses(BODY),
+    }
+    yield BASE, "get", {
+        "operationId": "listSessions", "summary": "Sessions the caller may read, newest first",
+        "security": USER, "parameters": [limit, _query("cursor", "next_cursor of the last page")],
+        "responses": {200: ("one page of sessions", _json(envelopes.SessionPageSchema))},
+        "errors": error_responses({422: "`invalid_limit` or `invalid_cursor`"}),
+    }
+    yield f"{BASE}/search", "get", {
+        "operationId": "searchMessages", "summary": "Transcript rows holding every word of q",
+        "security": USER,
+        "parameters": [dict(_query("q", "the words to find (422 `invalid_query` when it has none)"),
+                            required=True),
+                       limit, _query("before", "next_cursor of the last page")],
+        "responses": {200: ("matches, newest first", _json(envelopes.SearchPageSchema))},
+        "errors": error_responses({422: "`invalid_query`, `invalid_limit` or `invalid_cursor`"}),
+    }
+    yield f"{BASE}/{{session_id}}", "get", {
+        "operationId": "getSession", "summary": "The session with its whole transcript",
+        "security": USER, "parameters": [SESSION_ID],
+        "responses": {200: ("the session", _json(envelopes.SessionDetailEnvelopeSchema))},
+        "errors": error_responses(NOT_FOUND),
+    }
+    yield f"{BASE}/{{session_id}}/messages", "get", {
+        "operationId": "listMessages",
+        "summary": "One page of the transcript, or all of it as OpenAI chat messages",
+        "security": USER,
+        "parameters": [SESSION_ID, limit, _query("after", "next_cursor of the last page"),
+                       _query("format", "turnlog pages, or the whole transcript as openai",
+                              enum=["turnlog", "openai"], default="turnlog")],
+        "responses": {200: ("messages in write order", {JSON: {"schema": {"anyOf": [
+            envelopes.MessagePageSchema, envelopes.OpenAIMessagesSchema]}}})},
+        "errors": error_responses(NOT_FOUND, {422: "`invalid_format`, `invalid_limit` or"
+                                                   " `invalid_cursor`"}),
+    }
+    yield f"{BASE}/{{session_id}}/export", "get", {
+        "operationId": "exportSession", "summary": "The session as a file to download",
+        "security": USER,
+        "parameters": [SESSION_ID, _query("format", "the file's format",
+                                          enum=list(exports.FORMATS), default="json")],
+        "responses": {200: ("the file (Content-Disposition: attachment)", {
+            JSON: {"schema": {"anyOf": [envelopes.SessionDetailEnvelopeSchema, OPENAI_LIST]}},
+            "text/markdown": {"schema": {"type": "string"}},
+        })},
+        "errors": error_responses(NOT_FOUND, {422: "`invalid_format`"}),
+    }
+    yield f"{BASE}/{{session_id}}/stream", "get", {
+        "operationId": "streamOutput",
+        "summary": "The output buffer as Server-Sent Events, replayed then followed live",
+        "security": USER,
+        "parameters": [
+            SESSION_ID,
+            {"in": "header", "name": "Last-Event-ID", "required": False,
+             "description": "resume after this event index (wins over `after`)",
+             "schema": {"type": "string"}},
+            _query("after", "resume after this event index"),
+            _query("client_id", "a name whose delivered cursor the server keeps",
+                   maxLength=MAX_CLIENT_ID),
+        ],
+        "responses": {200: ("`retry`, `output`, `reset`, keep-alive comments, and one `end`"
+                            " when the session is over",
+                            {"text/event-stream": {"schema": SSE_EVENT}})},
+        "errors": error_responses(NOT_FOUND, {422: "`invalid_cursor` or `invalid_client_id`"}),
+    }
+    yield from _writes()
+
+
+def _writes():
+    writes = [
+        ("output", "appendOutput", "Buffer stdout lines and read them into turns",
+         schemas.OutputBatchSchema, schemas.IngestReceiptSchema,
+         {409: "`session_completed`: new output for a completed session",
+          413: "`request_entity_too_large`, `too_many_chunks` or `line_too_long`"}),
+        ("complete", "completeSession", "Flush the open turn and close the session",
+         schemas.CompleteSchema, envelopes.SessionEnvelopeSchema, {}),
+        ("usage", "recordUsage", "Count a usage report once per report_id",
+         schemas.UsageReportSchema, envelopes.UsageReceiptSchema, {}),
+    ]
+    for name, operation_id, summary, body, receipt, errors in writes:
+        yield f"{BASE}/{{session_id}}/{name}", "post", {
+            "operationId": operation_id, "summary": summary, "security": RUNNER,
+            "parameters": [SESSION_ID],
+            "requestBody": {"required": True, "content": _json(body)},
+            "responses": {200: ("done", _json(receipt))},
+            "errors": error_responses(BODY, NOT_FOUND, errors),
+        }
