@@ -2,7 +2,9 @@
 
 Every schema inherits `Meta.unknown = RAISE` from BaseSchema, so a misspelt field
 is a 422, not silently ignored. Dump schemas list their fields explicitly: an
-internal column (turn_key, next_event_index) cannot leak by accident.
+internal column (turn_key, next_event_index) cannot leak by accident; each is
+`required`, which dumping ignores but the OpenAPI document publishes, so the
+contract test fails when a response leaves a field out.
 """
 from marshmallow import RAISE
 from marshmallow import Schema
@@ -96,53 +98,53 @@ class UsageReportSchema(BaseSchema):
 
 
 class MessageSchema(BaseSchema):
-    id = fields.Integer()
-    role = fields.String()
-    content = fields.String()
-    content_blocks = fields.List(fields.Dict())
-    source = fields.String()
-    metadata = fields.Dict()
-    timestamp = fields.String()
+    id = fields.Integer(required=True)
+    role = fields.String(required=True)
+    content = fields.String(required=True)
+    content_blocks = fields.List(fields.Dict(), required=True)
+    source = fields.String(required=True)
+    metadata = fields.Dict(required=True)
+    timestamp = fields.String(required=True)
 
 
 class SearchHitSchema(BaseSchema):
-    message_id = fields.Integer(attribute="id")
-    session_id = fields.String()
-    role = fields.String()
-    timestamp = fields.String()
-    session_type = fields.String()
-    user_id = fields.String(allow_none=True)
-    snippet = fields.String()
+    message_id = fields.Integer(attribute="id", required=True)
+    session_id = fields.String(required=True)
+    role = fields.String(required=True)
+    timestamp = fields.String(required=True)
+    session_type = fields.String(required=True)
+    user_id = fields.String(allow_none=True, required=True)
+    snippet = fields.String(required=True)
 
 
 class SessionSummarySchema(BaseSchema):
-    session_id = fields.String()
-    session_type = fields.String()
-    status = fields.String()
-    context = fields.Dict()
-    provider = fields.String()
-    user_id = fields.String(allow_none=True)
-    machine = fields.String(allow_none=True)
-    exit_code = fields.Integer(allow_none=True)
-    message_count = fields.Integer()
-    conversation_turn_count = fields.Integer()
-    visible_message_count = fields.Integer()
-    request_count = fields.Integer()
-    total_tokens = fields.Integer()
-    total_input_tokens = fields.Integer()
-    total_output_tokens = fields.Integer()
-    created_at = fields.String()
-    updated_at = fields.String()
+    session_id = fields.String(required=True)
+    session_type = fields.String(required=True)
+    status = fields.String(required=True)
+    context = fields.Dict(required=True)
+    provider = fields.String(required=True)
+    user_id = fields.String(allow_none=True, required=True)
+    machine = fields.String(allow_none=True, required=True)
+    exit_code = fields.Integer(allow_none=True, required=True)
+    message_count = fields.Integer(required=True)
+    conversation_turn_count = fields.Integer(required=True)
+    visible_message_count = fields.Integer(required=True)
+    request_count = fields.Integer(required=True)
+    total_tokens = fields.Integer(required=True)
+    total_input_tokens = fields.Integer(required=True)
+    total_output_tokens = fields.Integer(required=True)
+    created_at = fields.String(required=True)
+    updated_at = fields.String(required=True)
 
 
 class SessionSchema(SessionSummarySchema):
-    messages = fields.List(fields.Nested(MessageSchema))
+    messages = fields.List(fields.Nested(MessageSchema), required=True)
 
 
 class IngestReceiptSchema(BaseSchema):
-    accepted = fields.Integer()
-    duplicates = fields.Integer()
-    last_event_index = fields.Integer(allow_none=True)
+    accepted = fields.Integer(required=True)
+    duplicates = fields.Integer(required=True)
+    last_event_index = fields.Integer(allow_none=True, required=True)
 
 
 session_create_schema = SessionCreateSchema()
