@@ -116,7 +116,8 @@ def gunicorn(url, workers, threads):
     with closing(socket.socket()) as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    env = {**os.environ, "TURNLOG_SQLALCHEMY_DATABASE_URI": url,
+    # Authentication off, as in tests/servers.py: the bench measures the stream, not tokens.
+    env = {**os.environ, "TURNLOG_SQLALCHEMY_DATABASE_URI": url, "TURNLOG_AUTH_DISABLED": "true",
            "GUNICORN_BIND": f"127.0.0.1:{port}", "GUNICORN_WORKERS": str(workers),
            "GUNICORN_THREADS": str(threads)}
     subprocess.run([BIN / "flask", "--app", "wsgi", "db-upgrade"], cwd=ROOT, env=env,
@@ -128,7 +129,8 @@ def gunicorn(url, workers, threads):
     try:
         for _ in range(300):  # up to 30 s for the workers to boot
             try:
-                request(port, "GET", "/api/remote/sessions?limit=1")
+                status, body = request(port, "GET", "/api/remote/sessions?limit=1")
+                assert status == 200, (status, body)
                 break
             except OSError:
                 assert proc.poll() is None, "gunicorn exited; is the port taken?"
