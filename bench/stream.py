@@ -42,12 +42,14 @@ from app.services.ingest import complete_session
 from app.services.ingest import ingest_output
 from app.services.models import Chunk
 from app.services.repositories.dialect import placeholders
+from app.services.repositories.outputs import REPLAY_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 OUTPUT = b"\nevent: output\n"
-# What the stream's replay reads (app/services/repositories/outputs.py), minus its paging.
-REPLAY_SELECT = ("SELECT event_index, stream, payload, created_at FROM remote_runtime_outputs"
+# What the stream's replay reads (app/services/repositories/outputs.py), minus its
+# paging: the same columns, so both sides fetch the same bytes.
+REPLAY_SELECT = (f"SELECT {REPLAY_COLUMNS} FROM remote_runtime_outputs"
                  " WHERE session_id = {m} ORDER BY event_index")
 PRODUCERS, PER_PRODUCER, BATCH = 4, 5000, 100
 

@@ -25,8 +25,9 @@ class StreamSettings:
 
 @dataclass(frozen=True)
 class Page:
-    """Consecutive buffered events, in order, as (event_index, stream, payload,
-    created_at) rows. Sent as one write, as soon as it is read."""
+    """Consecutive buffered events, in order, as (event_index, event JSON) pairs:
+    the JSON is the event's `data` (app/services/output_frames.py). Sent as one
+    write, as soon as it is read."""
 
     events: list
 

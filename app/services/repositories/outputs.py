@@ -1,7 +1,10 @@
 """SQL for `remote_runtime_outputs`, the live output buffer."""
+from operator import itemgetter
+
 from sqlalchemy import bindparam
 from sqlalchemy import text
 
+from app.services.output_frames import event_json
 from app.services.repositories.dialect import mark
 from app.services.repositories.dialect import placeholders
 
@@ -12,10 +15,19 @@ SELECT_KNOWN_SEQS = text(
     " WHERE session_id = :session_id AND producer_seq BETWEEN :lowest AND :highest"
     " AND producer_seq IN :seqs"
 ).bindparams(bindparam("seqs", expanding=True))
+# What replay reads of each row: its index and the stored JSON of its event.
+# bench/stream.py's raw baseline selects these same columns.
+REPLAY_COLUMNS = "event_index, event_json"
 # Positional markers ({m}) filled in with the driver's style: read on the raw cursor.
 SELECT_AFTER = (
-    "SELECT event_index, stream, payload, created_at FROM remote_runtime_outputs"
+    f"SELECT {REPLAY_COLUMNS} FROM remote_runtime_outputs"
     " WHERE session_id = {m} AND event_index > {m} ORDER BY event_index LIMIT {m}"
+)
+# Rows stored without their event JSON (before migration 0010, or by an instance
+# not yet upgraded), within one page's range: replay builds their JSON itself.
+SELECT_UNFRAMED = (
+    "SELECT event_index, stream, payload, created_at FROM remote_runtime_outputs"
+    " WHERE session_id = {m} AND event_index BETWEEN {m} AND {m} AND event_json IS NULL"
 )
 SELECT_OLDEST = text(
     "SELECT MIN(event_index) FROM remote_runtime_outputs WHERE session_id = :session_id"
@@ -26,7 +38,8 @@ DELETE_EXPIRED_BATCH = text(
     " SELECT session_id, event_index FROM remote_runtime_outputs"
     " WHERE expires_at < :now LIMIT :limit)"
 )
-INSERT_COLUMNS = "session_id, event_index, stream, payload, producer_seq, created_at, expires_at"
+INSERT_COLUMNS = ("session_id, event_index, stream, payload, producer_seq, created_at, expires_at,"
+                  " event_json")
 
 
 class OutputRepository:
@@ -44,12 +57,24 @@ class OutputRepository:
 
     def list_after(self, session_id, after, limit):
         """Up to `limit` buffered events with event_index > `after`, in order, as
-        (event_index, stream, payload, created_at) rows."""
+        (event_index, event JSON) pairs."""
         # The replay hot path: plain tuples from the driver's cursor, on this
-        # unit of work's connection and transaction.
+        # unit of work's connection and transaction, passed on as they come.
+        rows = self._fetch(SELECT_AFTER, (session_id, after, limit))
+        if None in map(itemgetter(1), rows):
+            rows = self._with_built_json(session_id, rows)
+        return rows
+
+    def _with_built_json(self, session_id, rows):
+        """`rows` with the JSON of the rows that were stored without it."""
+        unframed = self._fetch(SELECT_UNFRAMED, (session_id, rows[0][0], rows[-1][0]))
+        built = {row[0]: event_json(*row) for row in unframed}
+        return [(index, built[index] if data is None else data) for index, data in rows]
+
+    def _fetch(self, sql, params):
         cursor = self.conn.connection.cursor()
         try:
-            cursor.execute(SELECT_AFTER.format(m=mark(self.conn)), (session_id, after, limit))
+            cursor.execute(sql.format(m=mark(self.conn)), params)
             return cursor.fetchall()
         finally:
             cursor.close()
@@ -70,13 +95,13 @@ class OutputRepository:
         # SQLAlchemy's per-row parameter processing.
         sql = (
             f"INSERT INTO remote_runtime_outputs ({INSERT_COLUMNS})"
-            f" VALUES ({placeholders(self.conn, 7)})"
+            f" VALUES ({placeholders(self.conn, 8)})"
         )
         self.conn.exec_driver_sql(
             sql,
             [
                 (session_id, out.event_index, out.stream, out.payload, out.producer_seq,
-                 out.created_at, expires_at)
+                 out.created_at, expires_at, out.event_json)
                 for out in outputs
             ],
         )
