@@ -1,6 +1,4 @@
 """SQL for `remote_runtime_outputs`, the live output buffer."""
-from operator import itemgetter
-
 from sqlalchemy import bindparam
 from sqlalchemy import text
 
@@ -25,6 +23,7 @@ SELECT_AFTER = (
 )
 # Rows stored without their event JSON (before migration 0010, or by an instance
 # not yet upgraded), within one page's range: replay builds their JSON itself.
+# A partial index holds just these rows, so for a page with none this is one probe.
 SELECT_UNFRAMED = (
     "SELECT event_index, stream, payload, created_at FROM remote_runtime_outputs"
     " WHERE session_id = {m} AND event_index BETWEEN {m} AND {m} AND event_json IS NULL"
@@ -61,15 +60,12 @@ class OutputRepository:
         # The replay hot path: plain tuples from the driver's cursor, on this
         # unit of work's connection and transaction, passed on as they come.
         rows = self._fetch(SELECT_AFTER, (session_id, after, limit))
-        if None in map(itemgetter(1), rows):
-            rows = self._with_built_json(session_id, rows)
+        # One indexed probe per page rather than a look at every row.
+        unframed = rows and self._fetch(SELECT_UNFRAMED, (session_id, rows[0][0], rows[-1][0]))
+        if unframed:
+            built = {row[0]: event_json(*row) for row in unframed}
+            rows = [(index, built.get(index, data)) for index, data in rows]
         return rows
-
-    def _with_built_json(self, session_id, rows):
-        """`rows` with the JSON of the rows that were stored without it."""
-        unframed = self._fetch(SELECT_UNFRAMED, (session_id, rows[0][0], rows[-1][0]))
-        built = {row[0]: event_json(*row) for row in unframed}
-        return [(index, built[index] if data is None else data) for index, data in rows]
 
     def _fetch(self, sql, params):
         cursor = self.conn.connection.cursor()
