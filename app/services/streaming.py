@@ -1,8 +1,9 @@
 """Follow a session's output buffer: replay from a cursor, then tail it live.
 
 `follow` yields plain records (Page, Reset, Heartbeat, End); the web layer
-frames them as Server-Sent Events and writes each at once. Every database read is its own short unit of
-work, taken from `new_uow()`, so nothing is held open while the stream waits.
+frames them as Server-Sent Events and writes each at once. Every database read
+is its own short unit of work, taken from `new_uow()`, so nothing is held open
+while the stream waits.
 """
 import time
 from dataclasses import dataclass
