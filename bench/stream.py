@@ -64,6 +64,11 @@ def fill(url, lines):
             chunks = [Chunk(line, "stdout", at + i) for i, line in enumerate(lines[at:at + 1000])]
             ingest_output(sid, chunks, db.writing(), retention_seconds=86400)
         complete_session(sid, 0, db.writing())
+        if sqla.engine.dialect.name == "postgresql":
+            # Statistics, as autovacuum would have them before anyone replays: without
+            # them the planner sorted the session's rows on disk for every page.
+            with sqla.engine.begin() as conn:
+                conn.exec_driver_sql("ANALYZE remote_runtime_outputs")
         sqla.session.remove()
         sqla.engine.dispose()  # gunicorn opens the database next; leave no connection behind
     return sid
