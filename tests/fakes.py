@@ -90,7 +90,7 @@ class FakeOutputs:
         self.rows.extend((session_id, out) for out in outputs)
 
     def list_after(self, session_id, after, limit):
-        found = [(o.event_index, o.stream, o.payload, o.created_at)
+        found = [(o.event_index, o.event_json)
                  for sid, o in self.rows if sid == session_id and o.event_index > after]
         return sorted(found)[:limit]
 

@@ -2,6 +2,8 @@
 from dataclasses import dataclass
 from dataclasses import field
 
+from app.services.output_frames import event_json
+
 
 @dataclass
 class AgentSession:
@@ -59,6 +61,11 @@ class StoredOutput:
     payload: str
     producer_seq: int | None
     created_at: str
+
+    @property
+    def event_json(self):
+        """The `data` of this line's `output` event, stored beside it."""
+        return event_json(self.event_index, self.stream, self.payload, self.created_at)
 
 
 @dataclass(frozen=True)

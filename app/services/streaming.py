@@ -1,8 +1,9 @@
 """Follow a session's output buffer: replay from a cursor, then tail it live.
 
 `follow` yields plain records (Page, Reset, Heartbeat, End); the web layer
-frames them as Server-Sent Events, one write per record. Every database read is its own short unit of
-work, taken from `new_uow()`, so nothing is held open while the stream waits.
+frames them as Server-Sent Events and writes each at once. Every database read
+is its own short unit of work, taken from `new_uow()`, so nothing is held open
+while the stream waits.
 """
 import time
 from dataclasses import dataclass
@@ -25,8 +26,9 @@ class StreamSettings:
 
 @dataclass(frozen=True)
 class Page:
-    """Consecutive buffered events, in order, as (event_index, stream, payload,
-    created_at) rows. Sent as one write, as soon as it is read."""
+    """Consecutive buffered events, in order, as (event_index, event JSON) pairs:
+    the JSON is the event's `data` (app/services/output_frames.py). Sent as soon
+    as it is read."""
 
     events: list
 

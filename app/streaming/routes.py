@@ -15,6 +15,11 @@ from app.streaming import sse
 
 bp = Blueprint("streaming", __name__, url_prefix="/api/remote/sessions")
 MAX_CLIENT_ID = 200
+# Events per write (~170 KB of Claude lines). A page of 5,000 events framed as one
+# ~3 MB string cost three to four times as much per event to frame and hand over
+# (fresh memory for the text, its bytes and the HTTP chunk, copied out of cache)
+# as writes of a few hundred events; a page's writes still all leave at once.
+WRITE_EVENTS = 256
 
 
 @bp.get("/<session_id>/stream")
@@ -44,11 +49,13 @@ def stream(session_id):
 
 
 def _frames(session_id, records, retry_ms):
-    """SSE text for each record, one write each, so every page leaves at once."""
+    """SSE text for each record; a page leaves at once, in writes of WRITE_EVENTS events."""
     yield sse.retry(retry_ms)
     for record in records:
         if isinstance(record, service.Page):
-            yield sse.output_events(record.events)
+            events = record.events
+            for at in range(0, len(events), WRITE_EVENTS):
+                yield sse.output_events(events[at:at + WRITE_EVENTS])
         else:
             yield _control_frame(session_id, record)
 

@@ -3,6 +3,8 @@ import json
 
 import pytest
 
+from app.streaming import routes
+from app.streaming import sse
 from tests import claude_lines as cl
 from tests.api import complete
 from tests.api import create_session
@@ -119,3 +121,76 @@ def test_unknown_session_stream_is_404(client):
     response = client.get("/api/remote/sessions/nope/stream")
     assert response.status_code == 404
     assert response.get_json()["error"]["code"] == "session_not_found"
+
+
+# Lines whose JSON escaping differs from their text: quotes, backslashes, tabs and
+# other control characters, non-ASCII, U+2028, a character outside the BMP.
+AWKWARD_LINES = [
+    cl.assistant(cl.text('say "hi" \\ then\tleave')),
+    "not json: \x01\x1f \u00e9 \u2028 \U0001f600",
+    "",
+    cl.result(),
+    '{"type": "progress", "note": "</script>"}',
+    "x" * 3000,
+    "last before stderr",
+]
+
+
+@pytest.fixture
+def awkward_session(client):
+    sid = create_session(client)
+    post_lines(client, sid, AWKWARD_LINES)
+    post_lines(client, sid, ["warning: \u00e9"], start_seq=len(AWKWARD_LINES), stream="stderr")
+    complete(client, sid)
+    return sid
+
+
+def documented_events(rows, sid, after=-1):
+    """The output events of the session's buffer as docs/api.md writes them, built
+    with the generic framing and json.dumps from the stored columns."""
+    stored = rows("SELECT event_index, stream, payload, created_at FROM remote_runtime_outputs"
+                  " WHERE session_id = ? AND event_index > ? ORDER BY event_index", sid, after)
+    return "".join(sse.event("output", {"event_index": index, "stream": stream,
+                                        "payload": payload, "created_at": created}, index)
+                   for index, stream, payload, created in stored)
+
+
+END = 'event: end\ndata: {"status":"completed","exit_code":0,"last_event_index":7}\n\n'
+
+
+@pytest.mark.parametrize("page_size, write_events", [(5000, 256), (3, 2), (3, 256), (1, 1),
+                                                     (8, 3)])
+def test_replay_is_byte_for_byte_the_documented_events_across_page_and_write_boundaries(
+        app, client, rows, monkeypatch, awkward_session, page_size, write_events):
+    app.config["STREAM_PAGE_SIZE"] = page_size
+    monkeypatch.setattr(routes, "WRITE_EVENTS", write_events)
+    response = client.get(f"/api/remote/sessions/{awkward_session}/stream")
+    body = response.get_data(as_text=True)
+    assert body == "retry: 3000\n\n" + documented_events(rows, awkward_session) + END
+    outputs = [e for e in parse_sse(body) if e[0] == "output"]
+    assert [e[2]["payload"] for e in outputs] == AWKWARD_LINES + ["warning: \u00e9"]
+
+
+@pytest.mark.parametrize("last_event_id", [0, 1, 4, 6])
+def test_last_event_id_inside_a_page_and_a_write_resumes_right_after_it(
+        app, client, rows, monkeypatch, awkward_session, last_event_id):
+    app.config["STREAM_PAGE_SIZE"] = 3
+    monkeypatch.setattr(routes, "WRITE_EVENTS", 2)
+    response = client.get(f"/api/remote/sessions/{awkward_session}/stream",
+                          headers={"Last-Event-ID": str(last_event_id)})
+    body = response.get_data(as_text=True)
+    assert body == ("retry: 3000\n\n" + documented_events(rows, awkward_session, last_event_id)
+                    + END)
+
+
+def test_rows_stored_without_their_event_json_stream_the_same_bytes(
+        app, client, rows, awkward_session):
+    """Rows written before migration 0010 (or by an instance not yet upgraded) have
+    no stored event JSON; replay builds it, in any page, next to rows that have it."""
+    app.config["STREAM_PAGE_SIZE"] = 3
+    before = client.get(f"/api/remote/sessions/{awkward_session}/stream").get_data(as_text=True)
+    rows("UPDATE remote_runtime_outputs SET event_json = NULL"
+         " WHERE event_index IN (0, 1, 4, 5, 7)")
+    after = client.get(f"/api/remote/sessions/{awkward_session}/stream").get_data(as_text=True)
+    assert after == before
+    assert after == "retry: 3000\n\n" + documented_events(rows, awkward_session) + END

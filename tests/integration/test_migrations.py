@@ -1,4 +1,5 @@
 """Migrations run once each, in order, and the CLI reports what it did."""
+import json
 import re
 import threading
 from pathlib import Path
@@ -168,3 +169,37 @@ def test_two_first_upgrades_at_once_apply_each_migration_once(fresh_app):
     assert errors == []
     applied = sorted(v for versions in results for v in versions)
     assert applied == [m.version for m in migrations.discover(folder)]
+
+
+def test_0010_keeps_existing_buffer_rows_and_replay_builds_their_json(fresh_app, tmp_path):
+    import shutil
+
+    from sqlalchemy import text
+
+    from app import db as app_db
+
+    source = Path(fresh_app.config["MIGRATIONS_DIR"])
+    for path in sorted(source.glob("000[1-9]_*.sql")):
+        shutil.copy(path, tmp_path / path.name)
+    migrations.upgrade(db.engine, tmp_path)
+    with db.engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO agent_sessions (session_id, session_type, created_at, updated_at)"
+            " VALUES ('s1', 'agent', 't', 't')"))
+        for index, payload in enumerate(['{"a": "\\"q\\""}', "caf\u00e9\ttab"]):
+            conn.execute(text(
+                "INSERT INTO remote_runtime_outputs (session_id, event_index, stream, payload,"
+                " producer_seq, created_at, expires_at)"
+                " VALUES ('s1', :index, 'stdout', :payload, :index, 't0', '9999')"),
+                {"index": index, "payload": payload})
+    shutil.copy(source / "0010_add_output_frames.sql", tmp_path)
+    assert [m.version for m in migrations.upgrade(db.engine, tmp_path)] == [10]
+    with db.engine.connect() as conn:
+        kept = conn.execute(text("SELECT event_json FROM remote_runtime_outputs")).all()
+    assert kept == [(None,), (None,)]
+    with app_db.detached_units_of_work()() as uow:
+        replayed = uow.outputs.list_after("s1", -1, 10)
+    assert replayed == [
+        (index, json.dumps({"event_index": index, "stream": "stdout", "payload": payload,
+                            "created_at": "t0"}, separators=(",", ":")))
+        for index, payload in enumerate(['{"a": "\\"q\\""}', "caf\u00e9\ttab"])]

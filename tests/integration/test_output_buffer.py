@@ -111,3 +111,18 @@ def test_the_largest_batch_is_one_request(new_session, feed, outputs, counts):
     assert (again.accepted, again.duplicates) == (0, 10_000)
     assert len(outputs(sid)) == 10_000
     assert counts(sid) == (5_000, 5_000)
+
+
+def test_each_row_stores_the_json_its_output_event_sends(new_session, feed, rows):
+    sid = new_session()
+    lines = ['{"type": "assistant", "text": "say \\"hi\\""}', "tab\there \u00e9 \u2028 \x07",
+             "\U0001f600", ""]
+    feed(sid, lines)
+    feed(sid, ["stderr line"], stream="stderr")
+    stored = rows("SELECT event_index, stream, payload, created_at, event_json"
+                  " FROM remote_runtime_outputs WHERE session_id = ? ORDER BY event_index", sid)
+    assert len(stored) == 5
+    for index, stream, payload, created_at, event_json in stored:
+        event = {"event_index": index, "stream": stream, "payload": payload,
+                 "created_at": created_at}
+        assert event_json == json.dumps(event, separators=(",", ":"))

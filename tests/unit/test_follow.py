@@ -1,4 +1,6 @@
 """streaming.follow against fakes: replay, live tail, heartbeats, reset, end."""
+import json
+
 import pytest
 
 from app.services import ingest
@@ -76,7 +78,7 @@ def test_live_lines_arrive_in_order_and_idle_time_brings_heartbeats(uow):
 
     records = run(uow, fake=FakeTime(producer))
     kinds = [type(r).__name__ for r in records]
-    assert [r[2] for r in outputs(records)] == ["a", "b", "c"]
+    assert [json.loads(r[1])["payload"] for r in outputs(records)] == ["a", "b", "c"]
     # each page goes out as soon as it is read, before the stream waits again
     assert [type(r).__name__ for r in records][:2] == ["Page", "Page"]
     assert kinds.count("Heartbeat") == 1  # 3 idle seconds after "c", then the end

@@ -1,6 +1,9 @@
 """SSE framing: the exact bytes an EventSource parses."""
 import json
 
+import pytest
+
+from app.services.output_frames import event_json
 from app.streaming import sse
 
 
@@ -24,12 +27,28 @@ def test_comment_and_retry():
     assert sse.retry(3000) == "retry: 3000\n\n"
 
 
+AWKWARD = [
+    (3, "stdout", 'say "hi"\n\tthen \\ leave \u00e9\u2028\x00\x1f\x7f', "t"),
+    (4, "stderr", "", "t2"),
+    (5, "system", "\ufffd \U0001f600 </script>", "2026-12-02T16:49:41.846043Z"),
+]
+
+
+@pytest.mark.parametrize("index, stream, payload, created", AWKWARD)
+def test_stored_event_json_equals_json_dumps_of_the_event(index, stream, payload, created):
+    data = {"event_index": index, "stream": stream, "payload": payload, "created_at": created}
+    stored = event_json(index, stream, payload, created)
+    assert stored == json.dumps(data, separators=(",", ":"))
+    assert "\n" not in stored and stored.isascii()
+    assert json.loads(stored) == data
+
+
 def test_output_events_equal_the_generic_framing_for_awkward_payloads():
-    rows = [(3, "stdout", 'say "hi"\n\tthen \\ leave \u00e9\u2028', "t"), (4, "stderr", "", "t2")]
+    pairs = [(i, event_json(i, stream, payload, created)) for i, stream, payload, created in AWKWARD]
     expected = "".join(sse.event("output", {"event_index": i, "stream": stream,
                                             "payload": payload, "created_at": created},
-                                 i) for i, stream, payload, created in rows)
-    framed = sse.output_events(rows)
+                                 i) for i, stream, payload, created in AWKWARD)
+    framed = sse.output_events(pairs)
     assert framed == expected
     data = framed.split("\n")[2][len("data: "):]
-    assert json.loads(data)["payload"] == rows[0][2]
+    assert json.loads(data)["payload"] == AWKWARD[0][2]

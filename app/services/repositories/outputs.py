@@ -2,6 +2,7 @@
 from sqlalchemy import bindparam
 from sqlalchemy import text
 
+from app.services.output_frames import event_json
 from app.services.repositories.dialect import mark
 from app.services.repositories.dialect import placeholders
 
@@ -12,10 +13,20 @@ SELECT_KNOWN_SEQS = text(
     " WHERE session_id = :session_id AND producer_seq BETWEEN :lowest AND :highest"
     " AND producer_seq IN :seqs"
 ).bindparams(bindparam("seqs", expanding=True))
+# What replay reads of each row: its index and the stored JSON of its event.
+# bench/stream.py's raw baseline selects these same columns.
+REPLAY_COLUMNS = "event_index, event_json"
 # Positional markers ({m}) filled in with the driver's style: read on the raw cursor.
 SELECT_AFTER = (
-    "SELECT event_index, stream, payload, created_at FROM remote_runtime_outputs"
+    f"SELECT {REPLAY_COLUMNS} FROM remote_runtime_outputs"
     " WHERE session_id = {m} AND event_index > {m} ORDER BY event_index LIMIT {m}"
+)
+# Rows stored without their event JSON (before migration 0010, or by an instance
+# not yet upgraded), within one page's range: replay builds their JSON itself.
+# A partial index holds just these rows, so for a page with none this is one probe.
+SELECT_UNFRAMED = (
+    "SELECT event_index, stream, payload, created_at FROM remote_runtime_outputs"
+    " WHERE session_id = {m} AND event_index BETWEEN {m} AND {m} AND event_json IS NULL"
 )
 SELECT_OLDEST = text(
     "SELECT MIN(event_index) FROM remote_runtime_outputs WHERE session_id = :session_id"
@@ -26,7 +37,8 @@ DELETE_EXPIRED_BATCH = text(
     " SELECT session_id, event_index FROM remote_runtime_outputs"
     " WHERE expires_at < :now LIMIT :limit)"
 )
-INSERT_COLUMNS = "session_id, event_index, stream, payload, producer_seq, created_at, expires_at"
+INSERT_COLUMNS = ("session_id, event_index, stream, payload, producer_seq, created_at, expires_at,"
+                  " event_json")
 
 
 class OutputRepository:
@@ -44,12 +56,21 @@ class OutputRepository:
 
     def list_after(self, session_id, after, limit):
         """Up to `limit` buffered events with event_index > `after`, in order, as
-        (event_index, stream, payload, created_at) rows."""
+        (event_index, event JSON) pairs."""
         # The replay hot path: plain tuples from the driver's cursor, on this
-        # unit of work's connection and transaction.
+        # unit of work's connection and transaction, passed on as they come.
+        rows = self._fetch(SELECT_AFTER, (session_id, after, limit))
+        # One indexed probe per page rather than a look at every row.
+        unframed = rows and self._fetch(SELECT_UNFRAMED, (session_id, rows[0][0], rows[-1][0]))
+        if unframed:
+            built = {row[0]: event_json(*row) for row in unframed}
+            rows = [(index, built.get(index, data)) for index, data in rows]
+        return rows
+
+    def _fetch(self, sql, params):
         cursor = self.conn.connection.cursor()
         try:
-            cursor.execute(SELECT_AFTER.format(m=mark(self.conn)), (session_id, after, limit))
+            cursor.execute(sql.format(m=mark(self.conn)), params)
             return cursor.fetchall()
         finally:
             cursor.close()
@@ -70,13 +91,13 @@ class OutputRepository:
         # SQLAlchemy's per-row parameter processing.
         sql = (
             f"INSERT INTO remote_runtime_outputs ({INSERT_COLUMNS})"
-            f" VALUES ({placeholders(self.conn, 7)})"
+            f" VALUES ({placeholders(self.conn, 8)})"
         )
         self.conn.exec_driver_sql(
             sql,
             [
                 (session_id, out.event_index, out.stream, out.payload, out.producer_seq,
-                 out.created_at, expires_at)
+                 out.created_at, expires_at, out.event_json)
                 for out in outputs
             ],
         )
