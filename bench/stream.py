@@ -1,6 +1,6 @@
 """Live stream and concurrent ingest through a real gunicorn, against a raw SELECT.
 
-    .venv/bin/python bench/stream.py [--events N] [--repeat R] [--database-url URL]
+    .venv/bin/python bench/stream.py [--events N] [--repeat R (5)] [--database-url URL]
 
 Replay: a completed session of N buffered Claude lines read over HTTP from the start
 to `event: end`, against a raw SELECT of the same rows through the bare driver
@@ -261,7 +261,7 @@ def replay_complete(reads, n):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000, help="buffered lines (N)")
-    parser.add_argument("--repeat", type=int, default=3, help="best of R reads, both sides")
+    parser.add_argument("--repeat", type=int, default=5, help="best of R reads, both sides")
     parser.add_argument("--database-url", default=None,
                         help="a PostgreSQL URL (postgresql+psycopg://...); default: SQLite files")
     args = parser.parse_args()

@@ -73,22 +73,26 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
     started = last_sent = monotonic()
     while True:
         with new_uow() as uow:
-            session = uow.sessions.get(session_id)
             events = uow.outputs.list_after(session_id, cursor, settings.page_size)
-            oldest = uow.outputs.oldest_index(session_id)
-        if session is None:
-            return  # deleted while streaming: nothing more will come
-        # Anything between the cursor and what is retained has expired.
-        retained_from = oldest if oldest is not None else session.next_event_index
-        if cursor + 1 < retained_from:
-            yield Reset(cursor, retained_from)
-            cursor = retained_from - 1
-            last_sent = monotonic()
-            continue
+            # A full page that starts right after the cursor is all there is to know:
+            # nothing before it expired, and more is waiting. Replaying a long buffer
+            # then costs one query a page.
+            full_run = len(events) == settings.page_size and events[0][0] == cursor + 1
+            if not full_run:
+                session = uow.sessions.get(session_id)
+                oldest = uow.outputs.oldest_index(session_id)
+        if not full_run:
+            if session is None:
+                return  # deleted while streaming: nothing more will come
+            # Anything between the cursor and what is retained has expired.
+            retained_from = oldest if oldest is not None else session.next_event_index
+            if cursor + 1 < retained_from:
+                yield Reset(cursor, retained_from)
+                cursor = retained_from - 1
+                last_sent = monotonic()
+                continue
         if events:
             cursor = events[-1][0]
-            # Recorded before the page is handed on: a client can read it and reconnect
-            # before this generator resumes, and must not be sent it again.
             _remember_delivery(new_uow, session_id, client_id, cursor, clock)
             yield Page(events)
             last_sent = monotonic()
@@ -108,6 +112,8 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
 
 
 def _remember_delivery(new_uow, session_id, client_id, cursor, clock):
+    """Record `cursor` for `client_id` before its page is handed on: a client can read
+    the page and reconnect before this generator resumes, and must not get it again."""
     if not client_id:
         return
     with new_uow(write=True) as uow:

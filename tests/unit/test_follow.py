@@ -67,6 +67,27 @@ def test_completed_session_replays_in_pages_then_ends(uow):
     assert records[-1] == End("completed", 0, 6)
 
 
+def test_full_pages_in_a_row_read_only_the_buffer(uow):
+    send(uow, *[f"line {n}" for n in range(9)])
+    ingest.complete_session("s1", 0, uow)
+    looked_up = []
+    get_session = uow.sessions.get
+    uow.sessions.get = lambda sid: looked_up.append(sid) or get_session(sid)
+    records = run(uow, page_size=3)
+    assert [len(r.events) for r in records if isinstance(r, Page)] == [3, 3, 3]
+    assert records[-1] == End("completed", 0, 8)
+    assert looked_up == ["s1"]  # only the short (empty) page asks how the session stands
+
+
+def test_a_full_page_after_a_gap_still_brings_the_reset_first(uow):
+    send(uow, *[f"line {n}" for n in range(6)])
+    ingest.complete_session("s1", 0, uow)
+    uow.outputs.forget_before("s1", 2)
+    records = run(uow, cursor=-1, page_size=2)  # the first read is a full page: 2, 3
+    assert records[0] == Reset(-1, 2)
+    assert [r[0] for r in outputs(records)] == [2, 3, 4, 5]
+
+
 def test_live_lines_arrive_in_order_and_idle_time_brings_heartbeats(uow):
     send(uow, "a")
 
