@@ -88,6 +88,45 @@ def test_a_full_page_after_a_gap_still_brings_the_reset_first(uow):
     assert [r[0] for r in outputs(records)] == [2, 3, 4, 5]
 
 
+def test_lines_committed_between_the_two_reads_still_come_before_the_end(uow):
+    # PostgreSQL reads each statement at its own snapshot: the events read can miss
+    # lines that the completion, committed a moment later, already counts.
+    send(uow, "a")
+    list_after = uow.outputs.list_after
+    reads = []
+
+    def racing_list_after(*args):
+        rows = list_after(*args)
+        reads.append(len(rows))
+        if len(reads) == 2:  # the first idle poll: lines and completion land now
+            send(uow, "b", "c")
+            ingest.complete_session("s1", 0, uow)
+        return rows
+
+    uow.outputs.list_after = racing_list_after
+    records = run(uow)
+    assert [r[0] for r in outputs(records)] == [0, 1, 2]
+    assert records[-1] == End("completed", 0, 2)
+
+
+def test_a_hole_at_the_end_of_the_buffer_does_not_keep_the_stream_open(uow):
+    send(uow, *[f"line {n}" for n in range(6)])
+    ingest.complete_session("s1", 0, uow)
+    uow.outputs.rows = [(sid, row) for sid, row in uow.outputs.rows if row.event_index < 4]
+    list_after = uow.outputs.list_after
+    reads = []
+
+    def counted(*args):
+        reads.append(args)
+        assert len(reads) < 10, "the stream keeps reading a buffer that will not fill"
+        return list_after(*args)
+
+    uow.outputs.list_after = counted
+    records = run(uow)
+    assert [r[0] for r in outputs(records)] == [0, 1, 2, 3]
+    assert records[-1] == End("completed", 0, 5)
+
+
 def test_live_lines_arrive_in_order_and_idle_time_brings_heartbeats(uow):
     send(uow, "a")
 
