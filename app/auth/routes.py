@@ -48,7 +48,14 @@ def logout():
 
 
 def _safe_next(target):
-    """Only a path on this site: `//host` or `https://host` would send the visitor away."""
-    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+    """Only a path on this site: `//host` or `https://host` would send the visitor away.
+
+    Browsers drop tabs and line breaks from a URL and read a backslash as a slash, so
+    `/<TAB>/host` and `/\\host` are `//host` to them: any control character, space or
+    backslash makes the target unsafe, whatever it spells.
+    """
+    if (not target or not target.startswith("/") or target.startswith("//")
+            or any(char == "\\" or char.isspace() or ord(char) < 32 or ord(char) == 127
+                   for char in target)):
         return url_for("ui.sessions")
     return target

@@ -280,7 +280,9 @@ def test_sign_in_refuses_runner_and_unknown_tokens(client, world, who):
     assert client.get("/sessions").status_code == 302
 
 
-@pytest.mark.parametrize("target", ["//evil.example/x", "https://evil.example/", "/\\evil"])
+@pytest.mark.parametrize("target", ["//evil.example/x", "https://evil.example/", "/\\evil",
+                                    "/\t/evil.example", "/\n/evil.example", "/\r//evil.example",
+                                    " //evil.example", "/ /evil.example", "/\x00/evil.example"])
 def test_sign_in_never_redirects_off_site(client, world, target):
     response = sign_in(client, world["alice"], target)
     assert response.headers["Location"] == "/sessions"
