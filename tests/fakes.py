@@ -4,6 +4,7 @@ They subclass nothing but keep the same methods as the SQL ones, so the use case
 app.services.ingest can be exercised with no database; tests assert on their state.
 """
 import copy
+import dataclasses
 
 from app.services.models import AgentSession
 from app.services.models import Message
@@ -157,6 +158,22 @@ class FakeUsage:
         return True
 
 
+class FakeTokens:
+    def __init__(self):
+        self.rows = {}  # id -> TokenRecord
+
+    def active_by_id(self, token_id):
+        record = self.rows.get(token_id)
+        return record if record is not None and record.revoked_at is None else None
+
+    def revoke(self, token_id, now):
+        record = self.rows.get(token_id)
+        if record is None or record.revoked_at is not None:
+            return False
+        self.rows[token_id] = dataclasses.replace(record, revoked_at=now)
+        return True
+
+
 class FakeUnitOfWork(AbstractUnitOfWork):
     """Commits are recorded, not applied: the fakes change in place, like autocommit."""
 
@@ -168,6 +185,7 @@ class FakeUnitOfWork(AbstractUnitOfWork):
         self.turns = FakeTurns()
         self.usage = FakeUsage()
         self.stream_cursors = FakeStreamCursors()
+        self.tokens = FakeTokens()
         self.commits = 0
 
     def commit(self):

@@ -8,6 +8,7 @@ while the stream waits.
 import time
 from dataclasses import dataclass
 
+from app.services import tokens
 from app.services.access import OPEN
 from app.services.clock import to_iso
 from app.services.clock import utc_now
@@ -67,12 +68,22 @@ def resume_cursor(session_id, new_uow, *, after=None, client_id=None, caller=OPE
 
 
 def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=None,
-           sleep=time.sleep, monotonic=time.monotonic, clock=utc_now):
+           caller=OPEN, sleep=time.sleep, monotonic=time.monotonic, clock=utc_now):
     """Yield every buffered event after `cursor` once, in order, then tail the buffer
-    until the session ends (End) or `settings.max_seconds` pass."""
-    started = last_sent = monotonic()
+    until the session ends (End) or `settings.max_seconds` pass.
+
+    A stream lasts long after the request that opened it was authorised: every
+    `settings.heartbeat_seconds` the caller's token is looked up again, and the
+    stream stops without `end` once it is revoked (the reconnect then gets a 401).
+    """
+    started = last_sent = last_checked = monotonic()
     reread_before_end = False
     while True:
+        due = monotonic() - last_checked >= settings.heartbeat_seconds
+        if caller.token_id is not None and due:
+            if tokens.caller_for_id(caller.token_id, new_uow()) is None:
+                return
+            last_checked = monotonic()
         with new_uow() as uow:
             events = uow.outputs.list_after(session_id, cursor, settings.page_size)
             # A full page that starts right after the cursor is all there is to know:

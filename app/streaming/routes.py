@@ -41,7 +41,8 @@ def stream(session_id):
         max_seconds=current_app.config["STREAM_MAX_SECONDS"],
     )
     retry_ms = current_app.config["STREAM_RETRY_MS"]
-    records = service.follow(session_id, cursor, new_uow, settings=settings, client_id=client_id)
+    records = service.follow(session_id, cursor, new_uow, settings=settings, client_id=client_id,
+                             caller=current_caller())
     response = Response(_frames(session_id, records, retry_ms), mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once

@@ -3,8 +3,11 @@
 Runner tokens write only the sessions of their machine; user tokens read only
 their own sessions (an admin reads all); another user's session is a 404.
 """
+import time
+
 import pytest
 
+from app.db import reading
 from app.db import writing
 from app.services import tokens
 from tests import claude_lines as cl
@@ -303,3 +306,29 @@ def test_sign_out_forgets_the_cookie(client, world):
     assert b"Sign out" in client.get("/sessions").data
     client.post("/logout")
     assert client.get("/sessions").status_code == 302
+
+
+class TestRevokingDuringAStream:
+    @pytest.fixture
+    def app_config(self):
+        return {"AUTH_DISABLED": False, "STREAM_HEARTBEAT_SECONDS": 0.2,
+                "STREAM_POLL_SECONDS": 0.05, "STREAM_MAX_SECONDS": 10}
+
+    def test_a_revoked_token_ends_an_open_stream_without_end(self, app, client, world):
+        post_output(client, world["sid"], world["m1"], ["one line"])
+        response = client.get(f"{SESSIONS}/{world['sid']}/stream",
+                              headers=bearer(world["alice"]), buffered=False)
+        frames = iter(response.response)
+        seen = b""
+        while b"one line" not in seen:
+            seen += next(frames)
+        with app.app_context():
+            token_id = tokens.caller_for_secret(world["alice"], reading()).token_id
+            assert tokens.revoke(token_id, writing())
+        started = time.monotonic()
+        rest = b"".join(frames)  # ends by itself, long before STREAM_MAX_SECONDS
+        assert time.monotonic() - started < 2
+        assert b"event: end" not in rest
+        response.close()
+        again = client.get(f"{SESSIONS}/{world['sid']}/stream", headers=bearer(world["alice"]))
+        assert again.status_code == 401

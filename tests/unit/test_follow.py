@@ -5,8 +5,11 @@ import pytest
 
 from app.services import ingest
 from app.services import streaming
+from app.services.access import OPEN
+from app.services.access import Caller
 from app.services.errors import SessionNotFound
 from app.services.models import Chunk
+from app.services.models import TokenRecord
 from app.services.streaming import End
 from app.services.streaming import Heartbeat
 from app.services.streaming import Page
@@ -51,11 +54,11 @@ def outputs(records):
     return [row for r in records if isinstance(r, Page) for row in r.events]
 
 
-def run(uow, cursor=-1, fake=None, **settings):
+def run(uow, cursor=-1, fake=None, caller=OPEN, **settings):
     fake = fake or FakeTime()
     options = {"poll_seconds": 1.0, "heartbeat_seconds": 3.0, "max_seconds": 10.0, **settings}
     return list(streaming.follow("s1", cursor, uow, settings=StreamSettings(**options),
-                                 sleep=fake.sleep, monotonic=fake.monotonic))
+                                 caller=caller, sleep=fake.sleep, monotonic=fake.monotonic))
 
 
 def test_completed_session_replays_in_pages_then_ends(uow):
@@ -202,3 +205,22 @@ def test_heartbeat_is_not_sent_while_events_flow(uow):
     records = run(uow, fake=FakeTime(producer), heartbeat_seconds=2.0, max_seconds=50.0)
     assert not any(isinstance(r, Heartbeat) for r in records)
     assert len(outputs(records)) == 7
+
+
+def test_a_revoked_token_ends_the_stream_within_a_heartbeat(uow):
+    uow.tokens.rows[7] = TokenRecord(7, "user", "alice", False, "t0", None)
+    alice = Caller("user", "alice", token_id=7)
+    send(uow, "a")
+    fake = FakeTime(lambda sleeps: sleeps == 2 and uow.tokens.revoke(7, "t1"))
+    records = run(uow, fake=fake, caller=alice, max_seconds=100.0)
+    assert [r[0] for r in outputs(records)] == [0]
+    assert not any(isinstance(r, End) for r in records)
+    assert fake.now <= 2 + 3.0  # revoked after 2 s, noticed within one heartbeat (3 s)
+
+
+def test_a_live_token_keeps_its_stream(uow):
+    uow.tokens.rows[7] = TokenRecord(7, "user", "alice", False, "t0", None)
+    send(uow, "a")
+    fake = FakeTime(lambda sleeps: sleeps == 8 and ingest.complete_session("s1", 0, uow))
+    records = run(uow, fake=fake, caller=Caller("user", "alice", token_id=7), max_seconds=100.0)
+    assert records[-1] == End("completed", 0, 0)
