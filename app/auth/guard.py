@@ -48,7 +48,7 @@ def requires(*kinds, cookie=False, on_missing=None):
                 caller = _authenticate(cookie)
                 if caller is None and on_missing is not None:
                     return on_missing()
-                g.caller = _admitted(caller, kinds)
+                g.caller = _admit_and_throttle(caller, kinds)
             return view(*args, **kwargs)
         guarded.required_token_kinds = kinds  # read by the tests that check every route
         return guarded
@@ -90,7 +90,8 @@ def _authenticate(cookie):
     return None
 
 
-def _admitted(caller, kinds):
+def _admit_and_throttle(caller, kinds):
+    """The caller, if a token of an accepted kind came and its rate allows this request."""
     if caller is None:
         raise ApiError(401, "missing_token", "this endpoint needs `Authorization: Bearer <token>`",
                        headers=CHALLENGE)

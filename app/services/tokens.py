@@ -8,13 +8,14 @@ import secrets
 
 from app.services.access import RUNNER
 from app.services.access import TOKEN_KINDS
+from app.services.access import USER
 from app.services.access import Caller
 from app.services.clock import to_iso
 from app.services.clock import utc_now
 from app.services.errors import ServiceError
 
 # A prefix per kind makes a pasted token recognisable (and greppable in leaks).
-PREFIXES = {RUNNER: "tlr_", "user": "tlu_"}
+PREFIXES = {RUNNER: "tlr_", USER: "tlu_"}
 MAX_NAME = 200
 
 
