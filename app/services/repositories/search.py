@@ -2,7 +2,8 @@
 
 Both match every word (stemmed) of the query, newest message first, keyset paged
 by message id, optionally only within one owner's sessions; the snippet marks
-each match with ** on both sides.
+each match with ** on both sides. PostgreSQL's `search_vector` covers only the
+first 100,000 characters of a row (migration 0009); the headline reads the whole row.
 """
 from sqlalchemy import text
 
