@@ -1,5 +1,6 @@
 """Operator commands: `flask --app wsgi db-upgrade | db-status | demo | prune-outputs`,
-and the token commands `create-runner-token | create-user-token | list-tokens | revoke-token`."""
+the token commands `create-runner-token | create-user-token | list-tokens | revoke-token`,
+and `assign-machine`."""
 import json
 from importlib import resources
 
@@ -16,6 +17,7 @@ from app.services import streaming
 from app.services import tokens
 from app.services.access import RUNNER
 from app.services.access import USER
+from app.services.errors import SessionNotFound
 from app.services.models import Chunk
 
 DEMO_BATCH = 50
@@ -31,6 +33,7 @@ def init_app(app):
     app.cli.add_command(create_user_token)
     app.cli.add_command(list_tokens)
     app.cli.add_command(revoke_token)
+    app.cli.add_command(assign_machine)
 
 
 @click.command("db-upgrade")
@@ -99,6 +102,21 @@ def revoke_token(token_id):
     if not tokens.revoke(token_id, db.writing()):
         raise click.ClickException(f"no active token with id {token_id}")
     click.echo(f"revoked token {token_id}")
+
+
+@click.command("assign-machine")
+@click.argument("session_id")
+@click.option("--machine", required=True, help="The machine whose runner tokens may write it.")
+def assign_machine(session_id, machine):
+    """Let MACHINE's runner tokens write session SESSION_ID (a session with no
+    machine, e.g. one from before migration 0008, refuses every runner)."""
+    try:
+        previous, session = sessions.assign_machine(session_id, machine, db.writing())
+    except (SessionNotFound, sessions.InvalidMachine) as err:
+        raise click.ClickException(err.message) from None
+    was = "no machine" if previous is None else f"machine {previous!r}"
+    click.echo(f"session {session.session_id} ({session.status}) assigned to machine"
+               f" {session.machine!r}; it had {was}")
 
 
 def _print_new_token(kind, name, *, is_admin):

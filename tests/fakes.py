@@ -43,6 +43,10 @@ class FakeSessions:
         row = self.rows[session_id]
         row.status, row.exit_code = status, exit_code
 
+    def assign_machine(self, session_id, machine, now):
+        row = self.rows[session_id]
+        row.machine, row.updated_at = machine, now
+
     def add_usage(self, session_id, input_tokens, output_tokens, requests, now):
         row = self.rows[session_id]
         row.request_count += requests

@@ -4,6 +4,8 @@ Each runs in one write transaction that first locks the session row, so the
 event numbering, the open turn and the counters of a session change serially
 and together: a crash leaves either all of a request's effects or none.
 """
+import shlex
+
 from app.services.access import OPEN
 from app.services.accumulator import Accumulator
 from app.services.accumulator import Turn
@@ -94,10 +96,23 @@ def _locked_session(uow, session_id, caller):
     if session is None:
         raise SessionNotFound(f"no session {session_id}", {"session_id": session_id})
     if not caller.may_write(session):
-        raise SessionNotAssigned(
-            f"session {session_id} is not assigned to machine {caller.name!r}",
-            {"session_id": session_id, "token_machine": caller.name})
+        raise _not_assigned(session, caller)
     return session
+
+
+def _not_assigned(session, caller):
+    """The 403 a runner gets, saying what differs and the operator's fix."""
+    sid = session.session_id
+    fix = f"flask --app wsgi assign-machine {sid} --machine {shlex.quote(caller.name or '')}"
+    if session.machine is None:
+        why = f"session {sid} has no machine (opened without one, or before migration 0008)"
+    else:
+        why = f"session {sid} belongs to machine {session.machine!r}"
+    return SessionNotAssigned(
+        f"{why}; this token writes machine {caller.name!r} only. An operator can assign"
+        f" the session to it with `{fix}`",
+        {"session_id": sid, "session_machine": session.machine,
+         "token_machine": caller.name, "fix": fix})
 
 
 def _drop_duplicates(chunks, known_seqs):

@@ -10,11 +10,17 @@ from app.services.clock import to_iso
 from app.services.clock import utc_now
 from app.services.errors import InvalidCursor
 from app.services.errors import NotPermitted
+from app.services.errors import ServiceError
 from app.services.errors import SessionNotFound
 from app.services.models import Page
+from app.services.tokens import MAX_NAME as MAX_MACHINE
 
 # Message ids are signed 64-bit integers; a larger cursor cannot be bound.
 MAX_MESSAGE_ID = 2**63 - 1
+
+
+class InvalidMachine(ServiceError):
+    code = "invalid_machine"
 
 
 def open_session(data, uow, *, caller=OPEN, clock=utc_now):
@@ -38,6 +44,27 @@ def open_session(data, uow, *, caller=OPEN, clock=utc_now):
         session = uow.sessions.get(session_id)
         uow.commit()
     return session
+
+
+def assign_machine(session_id, machine, uow, *, clock=utc_now):
+    """Let the runner tokens of `machine` write the session (an operator's command).
+
+    Sessions from before migration 0008, and those a user opened without naming a
+    machine, have none and refuse every runner until they get one. Returns
+    (the machine it had, the session now).
+    """
+    machine = (machine or "").strip()  # as tokens.issue strips the token's name
+    if not machine or len(machine) > MAX_MACHINE or "\x00" in machine:
+        raise InvalidMachine(f"the machine must be 1 to {MAX_MACHINE} characters, no NUL",
+                             {"machine": machine})
+    with uow:
+        session = uow.sessions.get_for_update(session_id)
+        if session is None:
+            raise SessionNotFound(f"no session {session_id}", {"session_id": session_id})
+        uow.sessions.assign_machine(session_id, machine, to_iso(clock()))
+        assigned = uow.sessions.get(session_id)
+        uow.commit()
+    return session.machine, assigned
 
 
 def get_session(session_id, uow, *, caller=OPEN):

@@ -139,7 +139,13 @@ def test_a_session_with_no_machine_takes_no_runner(client, world, token):
     response = client.post(SESSIONS, json={"session_type": "chat"}, headers=bearer(world["bob"]))
     sid = response.get_json()["session"]["session_id"]
     assert response.get_json()["session"]["machine"] is None
-    assert post_output(client, sid, world["m1"], ["x"]).status_code == 403
+    refused = post_output(client, sid, world["m1"], ["x"])
+    assert refused.status_code == 403
+    error = refused.get_json()["error"]
+    assert error["code"] == "session_not_assigned"
+    assert error["details"] == {"session_id": sid, "session_machine": None, "token_machine": "m1",
+                                "fix": f"flask --app wsgi assign-machine {sid} --machine m1"}
+    assert "has no machine" in error["message"]
 
 
 def test_a_runner_opens_sessions_on_its_own_machine_only(client, world):

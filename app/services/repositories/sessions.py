@@ -55,6 +55,9 @@ MARK_COMPLETED = text(
     "UPDATE agent_sessions SET status = :status, exit_code = :exit_code, updated_at = :now"
     " WHERE session_id = :session_id"
 )
+ASSIGN_MACHINE = text(
+    "UPDATE agent_sessions SET machine = :machine, updated_at = :now WHERE session_id = :session_id"
+)
 ADD_USAGE = text(
     "UPDATE agent_sessions SET request_count = request_count + :requests,"
     " total_input_tokens = total_input_tokens + :input_tokens,"
@@ -146,6 +149,11 @@ class SessionRepository:
             MARK_COMPLETED,
             {"session_id": session_id, "status": status, "exit_code": exit_code, "now": now},
         )
+
+    def assign_machine(self, session_id, machine, now):
+        """Name the machine whose runner tokens may write the session."""
+        self.conn.execute(ASSIGN_MACHINE,
+                          {"session_id": session_id, "machine": machine, "now": now})
 
     def add_usage(self, session_id, input_tokens, output_tokens, requests, now):
         """Add one usage report to the session's request and token counters."""
