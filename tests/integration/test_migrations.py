@@ -1,13 +1,16 @@
 """Migrations run once each, in order, and the CLI reports what it did."""
 import json
 import re
+import shutil
 import threading
 from pathlib import Path
 
 import pytest
 from sqlalchemy import inspect
+from sqlalchemy import text
 
 from app import create_app
+from app import db as app_db
 from app.extensions import db
 from app.services import migrations
 
@@ -20,6 +23,20 @@ def migration_files(app):
                                 path.name).groups()[:2]
         found.add((int(number), name))
     return sorted(found)
+
+
+def migrate_through(app, folder, pattern):
+    """Copy the migrations matching `pattern` into `folder` and apply them: a database
+    as an older release left it, to test what a later migration does to its rows."""
+    for path in sorted(Path(app.config["MIGRATIONS_DIR"]).glob(pattern)):
+        shutil.copy(path, folder / path.name)
+    migrations.upgrade(db.engine, folder)
+
+
+def migrate_next(app, folder, name):
+    """Add migration `name` to `folder` and apply it; returns the versions applied."""
+    shutil.copy(Path(app.config["MIGRATIONS_DIR"]) / name, folder)
+    return [m.version for m in migrations.upgrade(db.engine, folder)]
 
 
 @pytest.fixture
@@ -121,14 +138,7 @@ def test_cli_reports_a_missing_migrations_folder_without_a_traceback(fresh_app, 
 
 
 def test_0007_backfills_the_turn_counters_of_existing_sessions(fresh_app, tmp_path):
-    import shutil
-
-    from sqlalchemy import text
-
-    source = Path(fresh_app.config["MIGRATIONS_DIR"])
-    for path in sorted(source.glob("000[1-6]_*.sql")):
-        shutil.copy(path, tmp_path / path.name)
-    migrations.upgrade(db.engine, tmp_path)
+    migrate_through(fresh_app, tmp_path, "000[1-6]_*.sql")
     with db.engine.begin() as conn:
         conn.execute(text(
             "INSERT INTO agent_sessions (session_id, session_type, created_at, updated_at)"
@@ -140,8 +150,7 @@ def test_0007_backfills_the_turn_counters_of_existing_sessions(fresh_app, tmp_pa
                 "INSERT INTO session_messages (session_id, role, content, source, turn_key,"
                 " timestamp) VALUES ('s1', :role, :content, 'remote_live', :key, 't')"),
                 {"role": role, "content": content, "key": key})
-    shutil.copy(source / "0007_add_turn_counters.sql", tmp_path)
-    assert [m.version for m in migrations.upgrade(db.engine, tmp_path)] == [7]
+    assert migrate_next(fresh_app, tmp_path, "0007_add_turn_counters.sql") == [7]
     with db.engine.connect() as conn:
         counters = conn.execute(text(
             "SELECT conversation_turn_count, visible_message_count, message_count"
@@ -172,16 +181,7 @@ def test_two_first_upgrades_at_once_apply_each_migration_once(fresh_app):
 
 
 def test_0010_keeps_existing_buffer_rows_and_replay_builds_their_json(fresh_app, tmp_path):
-    import shutil
-
-    from sqlalchemy import text
-
-    from app import db as app_db
-
-    source = Path(fresh_app.config["MIGRATIONS_DIR"])
-    for path in sorted(source.glob("000[1-9]_*.sql")):
-        shutil.copy(path, tmp_path / path.name)
-    migrations.upgrade(db.engine, tmp_path)
+    migrate_through(fresh_app, tmp_path, "000[1-9]_*.sql")
     with db.engine.begin() as conn:
         conn.execute(text(
             "INSERT INTO agent_sessions (session_id, session_type, created_at, updated_at)"
@@ -192,8 +192,7 @@ def test_0010_keeps_existing_buffer_rows_and_replay_builds_their_json(fresh_app,
                 " producer_seq, created_at, expires_at)"
                 " VALUES ('s1', :index, 'stdout', :payload, :index, 't0', '9999')"),
                 {"index": index, "payload": payload})
-    shutil.copy(source / "0010_add_output_frames.sql", tmp_path)
-    assert [m.version for m in migrations.upgrade(db.engine, tmp_path)] == [10]
+    assert migrate_next(fresh_app, tmp_path, "0010_add_output_frames.sql") == [10]
     with db.engine.connect() as conn:
         kept = conn.execute(text("SELECT event_json FROM remote_runtime_outputs")).all()
     assert kept == [(None,), (None,)]
