@@ -6,6 +6,7 @@ from pathlib import Path
 from flask import Flask
 
 from app.config import Config
+from app.config import check_numbers
 
 
 def create_app(test_config=None):
@@ -20,6 +21,7 @@ def create_app(test_config=None):
     app.config.from_prefixed_env("TURNLOG")
     if test_config is not None:
         app.config.update(test_config)
+    check_numbers(app.config)
     _fill_defaults(app)
 
     from app import auth, cli, db, errors

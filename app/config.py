@@ -46,3 +46,38 @@ class Config:
     RATE_LIMIT_WINDOW_SECONDS = 60
     MAX_CHUNKS_PER_REQUEST = 10_000
     MAX_LINE_LENGTH = 2 * 1024 * 1024
+
+
+# Numeric settings and the least each may be: a zero page size or poll interval
+# would make a stream spin or stall, so a bad value stops the app at start-up
+# with the setting's name rather than failing requests later.
+AT_LEAST = {
+    "SQLITE_BUSY_TIMEOUT": 0,
+    "OUTPUT_RETENTION_SECONDS": 1,
+    "STREAM_PAGE_SIZE": 1,
+    "STREAM_POLL_SECONDS": 0.001,
+    "STREAM_HEARTBEAT_SECONDS": 0.001,
+    "STREAM_MAX_SECONDS": 0.001,
+    "STREAM_RETRY_MS": 0,
+    "DEFAULT_PAGE_SIZE": 1,
+    "MAX_PAGE_SIZE": 1,
+    "RATE_LIMIT_REQUESTS": 0,
+    "RATE_LIMIT_WINDOW_SECONDS": 0.001,
+    "MAX_CHUNKS_PER_REQUEST": 1,
+    "MAX_LINE_LENGTH": 1,
+}
+WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
+                 "RATE_LIMIT_REQUESTS", "MAX_CHUNKS_PER_REQUEST", "MAX_LINE_LENGTH"}
+
+
+def check_numbers(config):
+    """Raise ValueError naming the first numeric setting that is not a number in range."""
+    for key, least in AT_LEAST.items():
+        value = config[key]
+        kind = int if key in WHOLE_NUMBERS else (int, float)
+        if isinstance(value, bool) or not isinstance(value, kind) or value < least:
+            what = "a whole number" if key in WHOLE_NUMBERS else "a number"
+            raise ValueError(f"setting {key} (TURNLOG_{key}) must be {what} >= {least},"
+                             f" not {value!r}")
+    if config["DEFAULT_PAGE_SIZE"] > config["MAX_PAGE_SIZE"]:
+        raise ValueError("setting DEFAULT_PAGE_SIZE must not exceed MAX_PAGE_SIZE")

@@ -103,7 +103,8 @@ def _locked_session(uow, session_id, caller):
 def _not_assigned(session, caller):
     """The 403 a runner gets, saying what differs and the operator's fix."""
     sid = session.session_id
-    fix = f"flask --app wsgi assign-machine {sid} --machine {shlex.quote(caller.name or '')}"
+    fix = (f"flask --app wsgi assign-machine {shlex.quote(sid)}"
+           f" --machine {shlex.quote(caller.name or '')}")
     if session.machine is None:
         why = f"session {sid} has no machine (opened without one, or before migration 0008)"
     else:

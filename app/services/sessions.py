@@ -13,6 +13,7 @@ from app.services.errors import NotPermitted
 from app.services.errors import ServiceError
 from app.services.errors import SessionNotFound
 from app.services.models import Page
+from app.services.surrogates import has_unstorable
 from app.services.tokens import MAX_NAME as MAX_MACHINE
 
 # Message ids are signed 64-bit integers; a larger cursor cannot be bound.
@@ -54,8 +55,9 @@ def assign_machine(session_id, machine, uow, *, clock=utc_now):
     (the machine it had, the session now).
     """
     machine = (machine or "").strip()  # as tokens.issue strips the token's name
-    if not machine or len(machine) > MAX_MACHINE or "\x00" in machine:
-        raise InvalidMachine(f"the machine must be 1 to {MAX_MACHINE} characters, no NUL",
+    if not machine or len(machine) > MAX_MACHINE or has_unstorable(machine):
+        raise InvalidMachine(f"the machine must be 1 to {MAX_MACHINE} characters of text"
+                             " (no NUL, no lone surrogate)",
                              {"machine": machine})
     with uow:
         session = uow.sessions.get_for_update(session_id)

@@ -13,6 +13,7 @@ from app.services.access import Caller
 from app.services.clock import to_iso
 from app.services.clock import utc_now
 from app.services.errors import ServiceError
+from app.services.surrogates import has_unstorable
 
 # A prefix per kind makes a pasted token recognisable (and greppable in leaks).
 PREFIXES = {RUNNER: "tlr_", USER: "tlu_"}
@@ -32,8 +33,9 @@ def issue(kind, name, uow, *, is_admin=False, clock=utc_now):
     if kind not in TOKEN_KINDS:
         raise ValueError(f"unknown token kind {kind!r}")
     name = (name or "").strip()
-    if not name or len(name) > MAX_NAME:
-        raise InvalidTokenName(f"the name must be 1 to {MAX_NAME} characters", {"name": name})
+    if not name or len(name) > MAX_NAME or has_unstorable(name):
+        raise InvalidTokenName(f"the name must be 1 to {MAX_NAME} characters of text"
+                               " (no NUL, no lone surrogate)", {"name": name})
     secret = PREFIXES[kind] + secrets.token_urlsafe(32)
     with uow:
         token_id = uow.tokens.add(kind, name, is_admin and kind != RUNNER, hash_token(secret),

@@ -1,4 +1,6 @@
 """The token commands: print a token once, keep its hash, list, revoke."""
+import pytest
+
 from app.services import tokens
 
 
@@ -18,10 +20,12 @@ def test_create_user_token_with_admin(runner, rows):
     assert rows("SELECT kind, name, is_admin FROM agent_tokens") == [("user", "ops", 1)]
 
 
-def test_a_blank_name_is_refused(runner, rows):
-    result = runner.invoke(args=["create-user-token", "--user", "   "])
+@pytest.mark.parametrize("name", ["   ", "a\x00b", "bad\udcff"])
+def test_a_blank_or_unstorable_name_is_refused(runner, rows, name):
+    result = runner.invoke(args=["create-user-token", "--user", name])
     assert result.exit_code != 0
     assert "name must be 1 to 200 characters" in result.output
+    assert "Traceback" not in result.output
     assert rows("SELECT COUNT(*) FROM agent_tokens") == [(0,)]
 
 

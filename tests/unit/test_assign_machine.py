@@ -62,7 +62,7 @@ def test_an_unknown_session_is_not_found(uow):
     assert uow.commits == 0
 
 
-@pytest.mark.parametrize("machine", ["", "   ", "m" * 201, "a\x00b"])
+@pytest.mark.parametrize("machine", ["", "   ", "m" * 201, "a\x00b", "bad\udcff"])
 def test_an_unusable_machine_name_is_refused(uow, machine):
     with pytest.raises(sessions.InvalidMachine):
         sessions.assign_machine("s1", machine, uow)
