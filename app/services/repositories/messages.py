@@ -4,13 +4,14 @@ import json
 from sqlalchemy import text
 
 from app.services.models import Message
+from app.services.repositories.dialect import mark
 
 COLUMNS = "id, session_id, role, content, content_blocks, metadata, source, turn_key, timestamp"
 # The unique (session_id, turn_key) makes a replayed turn a no-op, not a second row.
-INSERT_IF_NEW = text(
+# Positional markers ({m}) in the driver's style: run on the raw cursor (see insert_new).
+INSERT_IF_NEW = (
     "INSERT INTO session_messages (session_id, role, content, content_blocks, metadata,"
-    " source, turn_key, timestamp) VALUES (:session_id, :role, :content,"
-    " :content_blocks, :metadata, :source, :turn_key, :timestamp)"
+    " source, turn_key, timestamp) VALUES ({m}, {m}, {m}, {m}, {m}, {m}, {m}, {m})"
     " ON CONFLICT (session_id, turn_key) DO NOTHING RETURNING id"
 )
 SELECT_PAGE = text(
@@ -29,27 +30,25 @@ class MessageRepository:
     def insert_new(self, session_id, drafts, timestamp):
         """Insert each draft unless its turn is already stored; returns the new ones.
 
-        One statement per draft, keeping those whose id RETURNING hands back: an
-        executemany's rowcount is a sum on sqlite3 but not on every driver, and a
-        request closes few turns.
+        One statement per draft, in order, so ids follow write order; a draft is new
+        when RETURNING hands its id back. The statements go to the driver's cursor on
+        this unit of work's connection: ingest runs one per closed turn, and
+        SQLAlchemy's per-statement work cost more than the insert itself.
         """
+        if not drafts:
+            return []
+        sql = INSERT_IF_NEW.format(m=mark(self.conn))
         added = []
-        for draft in drafts:
-            row = self.conn.execute(
-                INSERT_IF_NEW,
-                {
-                    "session_id": session_id,
-                    "role": draft.role,
-                    "content": draft.content,
-                    "content_blocks": json.dumps(draft.content_blocks),
-                    "metadata": json.dumps(draft.metadata),
-                    "source": draft.source,
-                    "turn_key": draft.turn_key,
-                    "timestamp": timestamp,
-                },
-            ).first()
-            if row is not None:
-                added.append(draft)
+        cursor = self.conn.connection.cursor()
+        try:
+            for draft in drafts:
+                cursor.execute(sql, (session_id, draft.role, draft.content,
+                                     json.dumps(draft.content_blocks), json.dumps(draft.metadata),
+                                     draft.source, draft.turn_key, timestamp))
+                if cursor.fetchone() is not None:
+                    added.append(draft)
+        finally:
+            cursor.close()
         return added
 
     def list_all(self, session_id):

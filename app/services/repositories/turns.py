@@ -1,9 +1,9 @@
 """SQL for `session_turns`: every turn key a session has closed, held once."""
-from sqlalchemy import text
+from app.services.repositories.dialect import placeholders
 
-INSERT_IF_NEW = text(
-    "INSERT INTO session_turns (session_id, turn_key, closed_at)"
-    " VALUES (:session_id, :turn_key, :now)"
+# One row of VALUES per key; a key stored already (or twice in the list) is skipped.
+INSERT_IF_NEW = (
+    "INSERT INTO session_turns (session_id, turn_key, closed_at) VALUES {rows}"
     " ON CONFLICT (session_id, turn_key) DO NOTHING RETURNING turn_key"
 )
 
@@ -17,13 +17,17 @@ class TurnRepository:
     def add_many_if_new(self, session_id, turn_keys, now):
         """Record each turn key; returns how many were new (the turn counter's delta).
 
-        One statement per key, counting what RETURNING hands back, as for messages.
+        One statement for all the keys, counting the rows RETURNING hands back: the
+        order they come in does not matter here, only how many there are.
         """
-        added = 0
-        for key in turn_keys:
-            row = self.conn.execute(
-                INSERT_IF_NEW, {"session_id": session_id, "turn_key": key, "now": now}
-            ).first()
-            if row is not None:
-                added += 1
-        return added
+        if not turn_keys:
+            return 0
+        row = f"({placeholders(self.conn, 3)})"
+        sql = INSERT_IF_NEW.format(rows=", ".join([row] * len(turn_keys)))
+        params = [value for key in turn_keys for value in (session_id, key, now)]
+        cursor = self.conn.connection.cursor()
+        try:
+            cursor.execute(sql, params)
+            return len(cursor.fetchall())
+        finally:
+            cursor.close()
