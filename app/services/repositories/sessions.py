@@ -90,16 +90,16 @@ class SessionRepository:
 
     def get(self, session_id):
         """The session, or None when there is no such session."""
-        if NUL in session_id:  # no id holds one, and PostgreSQL refuses it as a parameter
-            return None
-        row = self.conn.execute(SELECT_ONE, {"session_id": session_id}).mappings().first()
-        return _to_session(row) if row else None
+        return self._one(SELECT_ONE, session_id)
 
     def get_for_update(self, session_id):
         """Lock the session row for this transaction, then read it."""
-        if NUL in session_id:
+        return self._one(LOCK_AND_SELECT, session_id)
+
+    def _one(self, statement, session_id):
+        if NUL in session_id:  # no id holds one, and PostgreSQL refuses it as a parameter
             return None
-        row = self.conn.execute(LOCK_AND_SELECT, {"session_id": session_id}).mappings().first()
+        row = self.conn.execute(statement, {"session_id": session_id}).mappings().first()
         return _to_session(row) if row else None
 
     def list_page(self, limit, before=None, owner=None):
