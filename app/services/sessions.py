@@ -13,8 +13,7 @@ from app.services.errors import NotPermitted
 from app.services.errors import ServiceError
 from app.services.errors import SessionNotFound
 from app.services.models import Page
-from app.services.surrogates import has_unstorable
-from app.services.tokens import MAX_NAME as MAX_MACHINE
+from app.services.tokens import checked_name
 
 # Message ids are signed 64-bit integers; a larger cursor cannot be bound.
 MAX_MESSAGE_ID = 2**63 - 1
@@ -54,11 +53,7 @@ def assign_machine(session_id, machine, uow, *, clock=utc_now):
     machine, have none and refuse every runner until they get one. Returns
     (the machine it had, the session now).
     """
-    machine = (machine or "").strip()  # as tokens.issue strips the token's name
-    if not machine or len(machine) > MAX_MACHINE or has_unstorable(machine):
-        raise InvalidMachine(f"the machine must be 1 to {MAX_MACHINE} characters of text"
-                             " (no NUL, no lone surrogate)",
-                             {"machine": machine})
+    machine = checked_name(machine, InvalidMachine, "machine")
     with uow:
         session = uow.sessions.get_for_update(session_id)
         if session is None:

@@ -24,6 +24,17 @@ class InvalidTokenName(ServiceError):
     code = "invalid_token_name"
 
 
+def checked_name(name, error, what="name"):
+    """`name` stripped; `error` (a ServiceError) when that is empty, longer than MAX_NAME
+    or not storable text. A runner token's name is its machine, so a session's machine
+    (sessions.assign_machine) follows the same rule."""
+    name = (name or "").strip()
+    if not name or len(name) > MAX_NAME or has_unstorable(name):
+        raise error(f"the {what} must be 1 to {MAX_NAME} characters of text"
+                    " (no NUL, no lone surrogate)", {what: name})
+    return name
+
+
 def hash_token(secret):
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -32,10 +43,7 @@ def issue(kind, name, uow, *, is_admin=False, clock=utc_now):
     """Store a new token for a machine (runner) or a user; returns (id, secret)."""
     if kind not in TOKEN_KINDS:
         raise ValueError(f"unknown token kind {kind!r}")
-    name = (name or "").strip()
-    if not name or len(name) > MAX_NAME or has_unstorable(name):
-        raise InvalidTokenName(f"the name must be 1 to {MAX_NAME} characters of text"
-                               " (no NUL, no lone surrogate)", {"name": name})
+    name = checked_name(name, InvalidTokenName)
     secret = PREFIXES[kind] + secrets.token_urlsafe(32)
     with uow:
         token_id = uow.tokens.add(kind, name, is_admin and kind != RUNNER, hash_token(secret),
