@@ -39,6 +39,14 @@ def migrate_next(app, folder, name):
     return [m.version for m in migrations.upgrade(db.engine, folder)]
 
 
+def add_old_session(conn, session_id, session_type):
+    """A session row with only the columns every schema version has."""
+    conn.execute(text(
+        "INSERT INTO agent_sessions (session_id, session_type, created_at, updated_at)"
+        " VALUES (:session_id, :session_type, 't', 't')"),
+        {"session_id": session_id, "session_type": session_type})
+
+
 @pytest.fixture
 def fresh_app(database_url):
     """An app on an empty database, nothing migrated, its app context pushed."""
@@ -140,9 +148,7 @@ def test_cli_reports_a_missing_migrations_folder_without_a_traceback(fresh_app, 
 def test_0007_backfills_the_turn_counters_of_existing_sessions(fresh_app, tmp_path):
     migrate_through(fresh_app, tmp_path, "000[1-6]_*.sql")
     with db.engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO agent_sessions (session_id, session_type, created_at, updated_at)"
-            " VALUES ('s1', 'workflow', 't', 't')"))
+        add_old_session(conn, "s1", "workflow")
         for key, role, content in [("turn:a", "assistant", "hi"), ("turn:b", "assistant", ""),
                                    ("turn:c", "system", "Turn failed (error)"),
                                    ("system:@0", "system", "Session started")]:
@@ -183,9 +189,7 @@ def test_two_first_upgrades_at_once_apply_each_migration_once(fresh_app):
 def test_0010_keeps_existing_buffer_rows_and_replay_builds_their_json(fresh_app, tmp_path):
     migrate_through(fresh_app, tmp_path, "000[1-9]_*.sql")
     with db.engine.begin() as conn:
-        conn.execute(text(
-            "INSERT INTO agent_sessions (session_id, session_type, created_at, updated_at)"
-            " VALUES ('s1', 'agent', 't', 't')"))
+        add_old_session(conn, "s1", "agent")
         for index, payload in enumerate(['{"a": "\\"q\\""}', "caf\u00e9\ttab"]):
             conn.execute(text(
                 "INSERT INTO remote_runtime_outputs (session_id, event_index, stream, payload,"
