@@ -24,7 +24,10 @@ def create_app(test_config=None):
     check_numbers(app.config)
     _fill_defaults(app)
 
-    from app import auth, cli, db, errors
+    from app import auth
+    from app import cli
+    from app import db
+    from app import errors
     from app.api_docs import bp as api_docs_bp
     from app.ingest import bp as ingest_bp
     from app.sessions import bp as sessions_bp

@@ -11,14 +11,17 @@ from app import db
 from app import schemas
 from app.extensions import db as sqla
 from app.services import ingest
-from app.services import migrations
 from app.services import sessions
 from app.services import streaming
 from app.services import tokens
 from app.services.access import RUNNER
 from app.services.access import USER
+from app.services.errors import InvalidMachine
+from app.services.errors import InvalidTokenName
+from app.services.errors import MigrationError
 from app.services.errors import SessionNotFound
 from app.services.models import Chunk
+from app.storage import migrations
 
 DEMO_BATCH = 50
 
@@ -41,7 +44,7 @@ def db_upgrade():
     """Apply pending migrations in order (a no-op when none are pending)."""
     try:
         applied = migrations.upgrade(sqla.engine, db.migrations_dir())
-    except migrations.MigrationError as err:
+    except MigrationError as err:
         raise click.ClickException(str(err)) from None
     for migration in applied:
         click.echo(f"applied {migration.version:04d}_{migration.name}")
@@ -54,7 +57,7 @@ def db_status():
     """List applied and pending migrations."""
     try:
         applied, pending = migrations.status(sqla.engine, db.migrations_dir())
-    except migrations.MigrationError as err:
+    except MigrationError as err:
         raise click.ClickException(str(err)) from None
     for version, (name, applied_at) in sorted(applied.items()):
         click.echo(f"applied  {version:04d}_{name}  {applied_at}")
@@ -112,7 +115,7 @@ def assign_machine(session_id, machine):
     machine, e.g. one from before migration 0008, refuses every runner)."""
     try:
         previous, session = sessions.assign_machine(session_id, machine, db.writing())
-    except (SessionNotFound, sessions.InvalidMachine) as err:
+    except (SessionNotFound, InvalidMachine) as err:
         raise click.ClickException(err.message) from None
     was = "no machine" if previous is None else f"machine {previous!r}"
     click.echo(f"session {session.session_id} ({session.status}) assigned to machine"
@@ -122,7 +125,7 @@ def assign_machine(session_id, machine):
 def _print_new_token(kind, name, *, is_admin):
     try:
         token_id, secret = tokens.issue(kind, name, db.writing(), is_admin=is_admin)
-    except tokens.InvalidTokenName as err:
+    except InvalidTokenName as err:
         raise click.ClickException(err.message) from None
     click.echo(secret)
     click.echo(f"token id {token_id} ({kind} {name.strip()!r}); it is not shown again", err=True)

@@ -5,8 +5,8 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from app.extensions import db
-from app.services.unit_of_work import WRITE_OPTION
-from app.services.unit_of_work import SqlUnitOfWork
+from app.storage.unit_of_work import WRITE_OPTION
+from app.storage.unit_of_work import SqlUnitOfWork
 
 
 def init_app(app):

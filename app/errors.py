@@ -6,14 +6,20 @@ from werkzeug.exceptions import HTTPException
 
 from app.services import errors as service_errors
 
-# Status per service error class; a subclass gets its nearest ancestor's status.
+# The status of every service error; a subclass not listed gets its nearest
+# ancestor's (tests/unit/test_errors_table.py holds every class to a row here).
 SERVICE_STATUS = {
+    service_errors.ServiceError: 400,
     service_errors.SessionNotFound: 404,
     service_errors.SessionClosed: 409,
     service_errors.InvalidCursor: 422,
-    service_errors.UnknownProvider: 422,
-    service_errors.NotPermitted: 403,
     service_errors.InvalidQuery: 422,
+    service_errors.UnknownProvider: 422,
+    service_errors.InvalidMachine: 422,
+    service_errors.InvalidTokenName: 422,
+    service_errors.NotPermitted: 403,
+    service_errors.SessionNotAssigned: 403,
+    service_errors.MigrationError: 500,
 }
 # Headers of a werkzeug error that describe its HTML body, not the error itself.
 BODY_HEADERS = frozenset({"content-type", "content-length"})

@@ -12,12 +12,12 @@ from marshmallow import ValidationError
 from marshmallow import fields
 from marshmallow import validate
 
-from app.services.flush_policy import SESSION_TYPES
-from app.services.json_depth import MAX_DEPTH
-from app.services.json_depth import too_deep
-from app.services.providers import PROVIDERS
-from app.services.surrogates import has_unstorable
-from app.services.surrogates import replace_unstorable
+from app.providers import PROVIDERS
+from app.providers.json_depth import MAX_DEPTH
+from app.providers.json_depth import too_deep
+from app.providers.surrogates import has_unstorable
+from app.providers.surrogates import replace_unstorable
+from app.transcript.flush_policy import SESSION_TYPES
 
 STREAMS = ("stdout", "stderr", "system")
 # What a signed 64-bit column (SQLite INTEGER, PostgreSQL BIGINT) can hold.

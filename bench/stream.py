@@ -50,29 +50,28 @@ from contextlib import contextmanager
 from contextlib import nullcontext
 from pathlib import Path
 
+from ingest import backend_name  # bench/ingest.py, beside this file
+from ingest import claude_lines  # the same realistic lines
+from ingest import fresh_schema
 from sqlalchemy import create_engine
 from sqlalchemy import make_url
 from sqlalchemy.pool import NullPool
 
-from ingest import backend_name  # bench/ingest.py, beside this file
-from ingest import claude_lines  # the same realistic lines
-from ingest import fresh_schema
-
 from app import create_app
 from app import db
 from app.extensions import db as sqla
-from app.services import migrations
 from app.services import sessions
 from app.services.ingest import complete_session
 from app.services.ingest import ingest_output
 from app.services.models import Chunk
-from app.services.repositories.dialect import placeholders
-from app.services.repositories.outputs import REPLAY_COLUMNS
+from app.storage import migrations
+from app.storage.repositories.dialect import placeholders
+from app.storage.repositories.outputs import REPLAY_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 OUTPUT = b"\nevent: output\n"
-# What the stream's replay reads (app/services/repositories/outputs.py), minus its
+# What the stream's replay reads (app/storage/repositories/outputs.py), minus its
 # paging: the same columns, so both sides fetch the same bytes.
 REPLAY_SELECT = (f"SELECT {REPLAY_COLUMNS} FROM remote_runtime_outputs"
                  " WHERE session_id = {m} ORDER BY event_index")

@@ -2,7 +2,7 @@
 -- turn_key names the turn a row came from; its uniqueness per session is what
 -- makes a replayed stream write nothing new.
 -- `id INTEGER PRIMARY KEY` is SQLite's rowid alias; the migration runner turns it into an
--- identity column on PostgreSQL (app/services/repositories/dialect.py).
+-- identity column on PostgreSQL (app/storage/repositories/dialect.py).
 CREATE TABLE session_messages (
     id             INTEGER PRIMARY KEY,
     session_id     TEXT NOT NULL REFERENCES agent_sessions (session_id) ON DELETE CASCADE,

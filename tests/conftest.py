@@ -17,8 +17,8 @@ from sqlalchemy.pool import NullPool
 
 from app import create_app
 from app.extensions import db
-from app.services import migrations
-from app.services.repositories.dialect import mark
+from app.storage import migrations
+from app.storage.repositories.dialect import mark
 from tests import figures
 
 POSTGRES_URL = os.environ.get("TURNLOG_TEST_POSTGRES_URL")

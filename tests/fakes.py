@@ -8,7 +8,7 @@ import dataclasses
 
 from app.services.models import AgentSession
 from app.services.models import Message
-from app.services.unit_of_work import AbstractUnitOfWork
+from app.storage.unit_of_work import AbstractUnitOfWork
 
 
 class FakeSessions:

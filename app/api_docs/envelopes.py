@@ -35,7 +35,7 @@ class MessagePageSchema(BaseSchema):
 
 
 class OpenAIMessagesSchema(BaseSchema):
-    # OpenAI chat messages are built as plain dicts (app/services/openai_format.py).
+    # OpenAI chat messages are built as plain dicts (app/formats/openai_format.py).
     messages = fields.List(fields.Dict(), required=True)
 
 

@@ -8,7 +8,7 @@ from app.api_docs import envelopes
 from app.api_docs.errors import BODY
 from app.api_docs.errors import NOT_FOUND
 from app.api_docs.errors import error_responses
-from app.services import exports
+from app.formats import exports
 from app.streaming.routes import MAX_CLIENT_ID
 
 BASE = "/api/remote/sessions"

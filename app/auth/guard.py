@@ -8,8 +8,8 @@ import functools
 import math
 
 from flask import current_app
-from flask import redirect
 from flask import g
+from flask import redirect
 from flask import request
 from flask import session
 from flask import url_for

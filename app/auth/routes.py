@@ -13,9 +13,9 @@ from flask import url_for
 
 from app import db
 from app.auth.guard import COOKIE_KEY
+from app.html_headers import html_security_headers
 from app.services import tokens
 from app.services.access import USER
-from app.web import html_security_headers
 
 bp = Blueprint("auth", __name__, template_folder="templates")
 bp.after_request(html_security_headers)

@@ -11,10 +11,10 @@ from app.auth import current_caller
 from app.auth import requires
 from app.ingest.limits import check_chunk_count
 from app.ingest.limits import check_line_lengths
+from app.request_args import load_body
 from app.services import ingest as service
 from app.services.access import RUNNER
 from app.services.models import Chunk
-from app.web import load_body
 
 bp = Blueprint("ingest", __name__, url_prefix="/api/remote/sessions")
 

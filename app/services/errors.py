@@ -48,3 +48,21 @@ class SessionNotAssigned(NotPermitted):
     """A runner token wrote to a session assigned to another machine (or to none)."""
 
     code = "session_not_assigned"
+
+
+class InvalidMachine(ServiceError):
+    """A machine name that is empty, too long or not storable text."""
+
+    code = "invalid_machine"
+
+
+class InvalidTokenName(ServiceError):
+    """A token name that is empty, too long or not storable text."""
+
+    code = "invalid_token_name"
+
+
+class MigrationError(ServiceError):
+    """The migrations folder is missing, empty or inconsistent (bad name, gap, twin)."""
+
+    code = "migration_error"

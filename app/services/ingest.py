@@ -6,22 +6,22 @@ and together: a crash leaves either all of a request's effects or none.
 """
 import shlex
 
+from app.providers import get_parser
 from app.services.access import OPEN
-from app.services.accumulator import Accumulator
-from app.services.accumulator import Turn
-from app.services.accumulator import runner_note
 from app.services.clock import iso_after
 from app.services.clock import to_iso
 from app.services.clock import utc_now
 from app.services.errors import SessionClosed
 from app.services.errors import SessionNotAssigned
 from app.services.errors import SessionNotFound
-from app.services.flush_policy import policy_for
 from app.services.models import IngestReceipt
 from app.services.models import StoredOutput
 from app.services.models import TranscriptDelta
-from app.services.providers import get_parser
-from app.services.transcript_turn import TranscriptTurn
+from app.transcript.accumulator import Accumulator
+from app.transcript.accumulator import runner_note
+from app.transcript.flush_policy import policy_for
+from app.transcript.transcript_turn import TranscriptTurn
+from app.transcript.turns import Turn
 
 
 def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, clock=utc_now):

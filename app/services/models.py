@@ -2,7 +2,7 @@
 from dataclasses import dataclass
 from dataclasses import field
 
-from app.services.output_frames import event_json
+from app.formats.output_frames import event_json
 
 
 @dataclass

@@ -9,18 +9,14 @@ from app.services.access import USER
 from app.services.clock import to_iso
 from app.services.clock import utc_now
 from app.services.errors import InvalidCursor
+from app.services.errors import InvalidMachine
 from app.services.errors import NotPermitted
-from app.services.errors import ServiceError
 from app.services.errors import SessionNotFound
 from app.services.models import Page
 from app.services.tokens import checked_name
 
 # Message ids are signed 64-bit integers; a larger cursor cannot be bound.
 MAX_MESSAGE_ID = 2**63 - 1
-
-
-class InvalidMachine(ServiceError):
-    code = "invalid_machine"
 
 
 def open_session(data, uow, *, caller=OPEN, clock=utc_now):

@@ -28,7 +28,7 @@ class StreamSettings:
 @dataclass(frozen=True)
 class Page:
     """Consecutive buffered events, in order, as (event_index, event JSON) pairs:
-    the JSON is the event's `data` (app/services/output_frames.py). Sent as soon
+    the JSON is the event's `data` (app/formats/output_frames.py). Sent as soon
     as it is read."""
 
     events: list

@@ -6,22 +6,18 @@ fast hash is enough: there is nothing to guess that a slow hash would protect.
 import hashlib
 import secrets
 
+from app.providers.surrogates import has_unstorable
 from app.services.access import RUNNER
 from app.services.access import TOKEN_KINDS
 from app.services.access import USER
 from app.services.access import Caller
 from app.services.clock import to_iso
 from app.services.clock import utc_now
-from app.services.errors import ServiceError
-from app.services.surrogates import has_unstorable
+from app.services.errors import InvalidTokenName
 
 # A prefix per kind makes a pasted token recognisable (and greppable in leaks).
 PREFIXES = {RUNNER: "tlr_", USER: "tlu_"}
 MAX_NAME = 200
-
-
-class InvalidTokenName(ServiceError):
-    code = "invalid_token_name"
 
 
 def checked_name(name, error, what="name"):

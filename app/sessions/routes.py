@@ -9,14 +9,14 @@ from app import schemas
 from app.auth import current_caller
 from app.auth import requires
 from app.errors import ApiError
-from app.services import exports
+from app.formats import exports
+from app.formats.openai_format import to_openai_messages
+from app.request_args import load_body
+from app.request_args import page_limit
 from app.services import search
 from app.services import sessions as service
 from app.services.access import RUNNER
 from app.services.access import USER
-from app.services.openai_format import to_openai_messages
-from app.web import load_body
-from app.web import page_limit
 
 bp = Blueprint("sessions", __name__, url_prefix="/api/remote/sessions")
 
@@ -98,7 +98,7 @@ def export(session_id):
     if fmt == "markdown":
         response = Response(exports.to_markdown(session), mimetype="text/markdown")
     elif fmt == "openai":
-        response = jsonify(exports.to_openai(session))
+        response = jsonify(to_openai_messages(session.messages))
     else:
         response = jsonify({"session": schemas.session_schema.dump(session)})
     response.headers["Content-Disposition"] = (

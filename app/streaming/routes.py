@@ -8,9 +8,9 @@ from app import db
 from app.auth import current_caller
 from app.auth import requires
 from app.errors import ApiError
+from app.providers.surrogates import has_unstorable
 from app.services import streaming as service
 from app.services.access import USER
-from app.services.surrogates import has_unstorable
 from app.streaming import sse
 
 bp = Blueprint("streaming", __name__, url_prefix="/api/remote/sessions")

@@ -24,7 +24,7 @@ def retry(milliseconds):
 def output_events(events):
     """The `output` events of (event_index, event JSON) pairs, as one string.
 
-    The JSON is stored ready to send (app/services/output_frames.py) and never
+    The JSON is stored ready to send (app/formats/output_frames.py) and never
     holds a line break, so each event is one `data:` line written as it is.
     """
     return "".join([f"id: {index}\nevent: output\ndata: {data}\n\n" for index, data in events])

@@ -8,6 +8,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from app.formats.tool_text import tool_result_text
 from app.ui import markdown
 
 TOOL_USES = ("tool_use", "server_tool_use")
@@ -71,7 +72,7 @@ def _part(block, tool_names, message_id):
                 "anchor": anchor(message_id, block.get("id")), "preview": _preview(tool_input),
                 "input_json": _json(tool_input if tool_input is not None else {})}
     if kind == "tool_result":
-        text = _result_text(block.get("content"))
+        text = tool_result_text(block.get("content"))
         tool_id = block.get("tool_use_id")
         return {"kind": "tool_result", "tool_name": tool_names.get(tool_id),
                 "tool_id": str(tool_id or ""), "anchor": anchor(message_id, tool_id),
@@ -93,15 +94,6 @@ def _thinking_text(block):
             return value.strip()
     return ""
 
-
-def _result_text(content):
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        pieces = [part.get("text", "") if isinstance(part, dict) and part.get("type") == "text"
-                  else _json(part) for part in content]
-        return "\n".join(pieces)
-    return "" if content is None else _json(content)
 
 
 def _preview(tool_input):

@@ -6,11 +6,11 @@ type and body must be the ones the document gives for that operation.
 """
 import pytest
 import schemathesis
-from schemathesis import GenerationMode
-from schemathesis import checks
 from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
+from schemathesis import GenerationMode
+from schemathesis import checks
 
 from app.api_docs.spec import build_spec
 from app.config import Config

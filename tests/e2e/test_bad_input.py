@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from app.services.json_depth import MAX_DEPTH
+from app.providers.json_depth import MAX_DEPTH
 from tests import claude_lines as cl
 from tests.api import create_session
 from tests.api import get_session

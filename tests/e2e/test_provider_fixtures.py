@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from app.services.transcript_turn import BLOCK_TYPES
-from app.services.transcript_turn import TOOL_CALL_TYPES
-
+from app.transcript.transcript_turn import BLOCK_TYPES
+from app.transcript.transcript_turn import TOOL_CALL_TYPES
 from tests.api import complete
 from tests.api import create_session
 from tests.api import get_session
@@ -69,7 +68,7 @@ def _post_each_with_the_one_before(client, sid, lines):
 
 
 def test_every_provider_has_a_fixture_with_an_expected_transcript():
-    from app.services.providers import PROVIDERS
+    from app.providers import PROVIDERS
 
     assert {path.parent.name for path in FIXTURES} == set(PROVIDERS)
     for path in FIXTURES:

@@ -3,8 +3,8 @@ import pytest
 
 from app.db import writing
 from app.extensions import db
-from app.services import migrations
 from app.services import tokens
+from app.storage import migrations
 from tests import claude_lines as cl
 
 SEARCH = "/api/remote/sessions/search"

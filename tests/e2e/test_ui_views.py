@@ -4,9 +4,9 @@ import re
 import pytest
 from flask import render_template
 
+from app.html_headers import CONTENT_SECURITY_POLICY
 from app.services.models import Message
 from app.ui.transcript import bubbles
-from app.web import CONTENT_SECURITY_POLICY
 from tests import claude_lines as cl
 from tests.api import complete
 from tests.api import create_session

@@ -1,12 +1,11 @@
 """Replaying a stream, under the same seqs or new ones, never writes a row twice."""
-import json
 
 import pytest
 
 from app.db import writing
-from app.services.accumulator import REPLAY_WINDOW
 from app.services.ingest import ingest_output
 from app.services.models import Chunk
+from app.transcript.accumulator import REPLAY_WINDOW
 from tests import claude_lines as cl
 
 BOTH_KINDS = pytest.mark.parametrize("kind", ["ordinary", "autonomous"])

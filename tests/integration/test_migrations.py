@@ -12,7 +12,7 @@ from sqlalchemy import text
 from app import create_app
 from app import db as app_db
 from app.extensions import db
-from app.services import migrations
+from app.storage import migrations
 
 
 def migration_files(app):

@@ -71,7 +71,7 @@ def test_replay_under_new_seqs_counts_nothing_more(kind, new_session, feed, coun
 
 def test_replayed_tool_only_turn_beyond_the_window_is_not_counted_again(new_session, feed,
                                                                         counters):
-    from app.services.accumulator import REPLAY_WINDOW
+    from app.transcript.accumulator import REPLAY_WINDOW
 
     sid = new_session("ordinary")
     tool_turn = [cl.assistant(cl.tool_use("t"), uuid="w-a"), cl.result(uuid="w-r")]

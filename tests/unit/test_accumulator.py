@@ -1,16 +1,16 @@
 """The accumulator on its own: events in, turns out, no database."""
 import pytest
 
-from app.services.accumulator import COMPLETION_TRIGGER
-from app.services.accumulator import RESULT_TRIGGER
-from app.services.accumulator import Accumulator
-from app.services.accumulator import SystemNote
-from app.services.accumulator import Turn
-from app.services.event_types import ASSISTANT
-from app.services.event_types import TURN_STARTED
-from app.services.event_types import StreamEvent
-from app.services.stream_events import parse_line
-from app.services.transcript_turn import TranscriptTurn
+from app.providers.claude import parse_line
+from app.transcript.accumulator import COMPLETION_TRIGGER
+from app.transcript.accumulator import RESULT_TRIGGER
+from app.transcript.accumulator import Accumulator
+from app.transcript.event_types import ASSISTANT
+from app.transcript.event_types import TURN_STARTED
+from app.transcript.event_types import StreamEvent
+from app.transcript.transcript_turn import TranscriptTurn
+from app.transcript.turns import SystemNote
+from app.transcript.turns import Turn
 from tests import claude_lines as cl
 
 
@@ -154,7 +154,7 @@ def test_a_line_seen_in_an_earlier_turn_is_skipped():
 
 
 def test_the_replay_window_is_bounded_and_survives_a_snapshot():
-    from app.services.accumulator import REPLAY_WINDOW
+    from app.transcript.accumulator import REPLAY_WINDOW
 
     acc = Accumulator()
     lines = [cl.assistant(cl.text(str(n)), uuid=f"a-{n}") for n in range(REPLAY_WINDOW + 1)]

@@ -8,6 +8,7 @@ from app.services import ingest
 from app.services import sessions
 from app.services.access import RUNNER
 from app.services.access import Caller
+from app.services.errors import InvalidMachine
 from app.services.errors import SessionNotAssigned
 from app.services.errors import SessionNotFound
 from app.services.models import Chunk
@@ -64,7 +65,7 @@ def test_an_unknown_session_is_not_found(uow):
 
 @pytest.mark.parametrize("machine", ["", "   ", "m" * 201, "a\x00b", "bad\udcff"])
 def test_an_unusable_machine_name_is_refused(uow, machine):
-    with pytest.raises(sessions.InvalidMachine):
+    with pytest.raises(InvalidMachine):
         sessions.assign_machine("s1", machine, uow)
     assert uow.sessions.rows["s1"].machine is None
 

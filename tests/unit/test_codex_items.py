@@ -2,11 +2,11 @@
 item id within a turn, where the item first appeared, holding its last state."""
 import pytest
 
+from app.providers.codex import parse_line as parse_codex
 from app.services import ingest
-from app.services.accumulator import Accumulator
 from app.services.models import Chunk
-from app.services.providers.codex import parse_line as parse_codex
-from app.services.transcript_turn import TranscriptTurn
+from app.transcript.accumulator import Accumulator
+from app.transcript.transcript_turn import TranscriptTurn
 from tests import codex_lines as cx
 from tests.fakes import FakeUnitOfWork
 

@@ -4,13 +4,13 @@ import random
 
 import pytest
 
-from app.services.event_types import ASSISTANT
-from app.services.event_types import IGNORED
-from app.services.event_types import RESULT
-from app.services.event_types import SYSTEM
-from app.services.event_types import TURN_STARTED
-from app.services.event_types import StreamEvent
-from app.services.providers.codex import parse_line
+from app.providers.codex import parse_line
+from app.transcript.event_types import ASSISTANT
+from app.transcript.event_types import IGNORED
+from app.transcript.event_types import RESULT
+from app.transcript.event_types import SYSTEM
+from app.transcript.event_types import TURN_STARTED
+from app.transcript.event_types import StreamEvent
 
 
 def completed(**item):

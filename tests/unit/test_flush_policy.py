@@ -1,13 +1,13 @@
 """The flush policy on its own: which turns become which rows, per session kind."""
 import pytest
 
-from app.services.accumulator import SystemNote
-from app.services.accumulator import Turn
-from app.services.transcript_turn import TranscriptTurn
-from app.services.flush_policy import AUTONOMOUS
-from app.services.flush_policy import ORDINARY
-from app.services.flush_policy import is_autonomous
-from app.services.flush_policy import policy_for
+from app.transcript.accumulator import SystemNote
+from app.transcript.accumulator import Turn
+from app.transcript.flush_policy import AUTONOMOUS
+from app.transcript.flush_policy import ORDINARY
+from app.transcript.flush_policy import is_autonomous
+from app.transcript.flush_policy import policy_for
+from app.transcript.transcript_turn import TranscriptTurn
 
 TOOL_USE = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}
 THINKING = {"type": "thinking", "thinking": "hm", "signature": "s"}

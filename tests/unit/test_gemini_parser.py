@@ -4,15 +4,15 @@ import random
 
 import pytest
 
-from app.services.accumulator import Accumulator
-from app.services.event_types import ASSISTANT
-from app.services.event_types import IGNORED
-from app.services.event_types import RESULT
-from app.services.event_types import SYSTEM
-from app.services.event_types import TOOL_RESULTS
-from app.services.event_types import StreamEvent
-from app.services.providers.gemini import parse_line
-from app.services.transcript_turn import TranscriptTurn
+from app.providers.gemini import parse_line
+from app.transcript.accumulator import Accumulator
+from app.transcript.event_types import ASSISTANT
+from app.transcript.event_types import IGNORED
+from app.transcript.event_types import RESULT
+from app.transcript.event_types import SYSTEM
+from app.transcript.event_types import TOOL_RESULTS
+from app.transcript.event_types import StreamEvent
+from app.transcript.transcript_turn import TranscriptTurn
 
 STAMP = "2025-10-10T12:00:00.000Z"
 

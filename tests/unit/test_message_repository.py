@@ -3,9 +3,9 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy import text
 
-from app.services import migrations
-from app.services.flush_policy import MessageDraft
-from app.services.repositories.messages import MessageRepository
+from app.storage import migrations
+from app.storage.repositories.messages import MessageRepository
+from app.transcript.flush_policy import MessageDraft
 
 MIGRATIONS_DIR = migrations.Path(__file__).resolve().parents[2] / "migrations"
 TABLES = ("0001_create_agent_sessions.sql", "0002_create_session_messages.sql")

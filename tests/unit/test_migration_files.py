@@ -1,7 +1,8 @@
 """The migration files themselves: names, numbering, statement splitting."""
 import pytest
 
-from app.services import migrations
+from app.services.errors import MigrationError
+from app.storage import migrations
 
 MIGRATIONS_DIR = migrations.Path(__file__).resolve().parents[2] / "migrations"
 
@@ -15,13 +16,13 @@ def test_project_migrations_are_numbered_from_one_without_gaps():
 def test_gap_in_numbers_is_refused(tmp_path):
     (tmp_path / "0001_a.sql").write_text("CREATE TABLE a (x INTEGER);")
     (tmp_path / "0003_c.sql").write_text("CREATE TABLE c (x INTEGER);")
-    with pytest.raises(migrations.MigrationError, match="without gaps"):
+    with pytest.raises(MigrationError, match="without gaps"):
         migrations.discover(tmp_path)
 
 
 def test_badly_named_file_is_refused(tmp_path):
     (tmp_path / "1_a.sql").write_text("SELECT 1;")
-    with pytest.raises(migrations.MigrationError, match="name must look like"):
+    with pytest.raises(MigrationError, match="name must look like"):
         migrations.discover(tmp_path)
 
 
@@ -39,24 +40,24 @@ END;
 
 
 def test_unterminated_statement_is_refused():
-    with pytest.raises(migrations.MigrationError, match="unterminated"):
+    with pytest.raises(MigrationError, match="unterminated"):
         migrations.split_statements("CREATE TABLE t (x INTEGER)")
 
 
 def test_missing_folder_is_refused(tmp_path):
-    with pytest.raises(migrations.MigrationError, match="does not exist"):
+    with pytest.raises(MigrationError, match="does not exist"):
         migrations.discover(tmp_path / "nowhere")
 
 
 def test_folder_that_is_a_file_is_refused(tmp_path):
     (tmp_path / "migrations").write_text("")
-    with pytest.raises(migrations.MigrationError, match="does not exist"):
+    with pytest.raises(MigrationError, match="does not exist"):
         migrations.discover(tmp_path / "migrations")
 
 
 def test_folder_without_sql_files_is_refused(tmp_path):
     (tmp_path / "README.md").write_text("no migrations here")
-    with pytest.raises(migrations.MigrationError, match="no .sql files"):
+    with pytest.raises(MigrationError, match="no .sql files"):
         migrations.discover(tmp_path)
 
 
@@ -80,7 +81,7 @@ def test_each_database_runs_its_own_file_of_a_per_database_migration(tmp_path):
 def test_inconsistent_per_database_files_are_refused(tmp_path, names, message):
     for name in names:
         (tmp_path / name).write_text("SELECT 1;")
-    with pytest.raises(migrations.MigrationError, match=message):
+    with pytest.raises(MigrationError, match=message):
         migrations.discover(tmp_path)
 
 

@@ -1,16 +1,15 @@
 """The provider registry: one parser per provider name, an unknown name is a named error."""
 import pytest
 
+from app.providers import PROVIDERS
+from app.providers import claude
+from app.providers import get_parser
 from app.services.errors import UnknownProvider
-from app.services.providers import PROVIDERS
-from app.services.providers import claude
-from app.services.providers import get_parser
-from app.services.stream_events import parse_line
 
 
 def test_known_providers_have_parsers_and_claude_is_the_classic_one():
     assert PROVIDERS == ("claude", "codex", "gemini")
-    assert get_parser("claude") is claude.parse_line is parse_line
+    assert get_parser("claude") is claude.parse_line
 
 
 @pytest.mark.parametrize("name", ["openai", "", None, ["claude"]])

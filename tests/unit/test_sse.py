@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from app.services.output_frames import event_json
+from app.formats.output_frames import event_json
 from app.streaming import sse
 
 

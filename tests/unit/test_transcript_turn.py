@@ -1,10 +1,10 @@
 """TranscriptTurn on its own: a raw Turn in, one normalized shape out."""
 import pytest
 
-from app.services.transcript_turn import TranscriptTurn
-from app.services.transcript_turn import normalized_blocks
-from app.services.turns import ITEM_STATE
-from app.services.turns import Turn
+from app.transcript.transcript_turn import TranscriptTurn
+from app.transcript.transcript_turn import normalized_blocks
+from app.transcript.turns import ITEM_STATE
+from app.transcript.turns import Turn
 
 USE = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}
 RESULT = {"type": "tool_result", "tool_use_id": "t1", "content": "a\n", "is_error": False}

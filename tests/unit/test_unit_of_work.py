@@ -4,7 +4,7 @@ from sqlalchemy import create_engine
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.services.unit_of_work import SqlUnitOfWork
+from app.storage.unit_of_work import SqlUnitOfWork
 
 
 @pytest.fixture

@@ -6,6 +6,8 @@ follow as `role: tool` messages. Thinking has no slot in this shape and is left 
 """
 import json
 
+from app.formats.tool_text import tool_result_text
+
 
 def to_openai_messages(messages):
     """Map stored `Message`s to a list of OpenAI chat message dicts."""
@@ -39,7 +41,7 @@ def _assistant(message):
         {
             "role": "tool",
             "tool_call_id": block.get("tool_use_id"),
-            "content": _tool_text(block.get("content")),
+            "content": tool_result_text(block.get("content")),
         }
         for block in blocks
         if block.get("type") == "tool_result"
@@ -47,15 +49,3 @@ def _assistant(message):
     if entry["content"] is None and not calls:
         return results
     return [entry, *results]
-
-
-def _tool_text(content):
-    """tool_result content is a string or a list of parts; OpenAI wants a string."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            part.get("text", "") for part in content
-            if isinstance(part, dict) and part.get("type") == "text"
-        )
-    return "" if content is None else json.dumps(content)

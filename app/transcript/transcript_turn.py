@@ -7,7 +7,7 @@ vocabulary and never look at a provider's protocol again. Pure.
 """
 from dataclasses import dataclass
 
-from app.services.turns import ITEM_STATE
+from app.transcript.turns import ITEM_STATE
 
 ASSISTANT = "assistant"
 # The normalized block vocabulary. Blocks are kept as the parser wrote them

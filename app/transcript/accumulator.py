@@ -11,13 +11,11 @@ has grown.
 from collections import deque
 from typing import NamedTuple
 
-from app.services import stream_events as ev
-from app.services.turns import SystemNote
-from app.services.turns import Turn
-from app.services.turns import TurnBuffer
-from app.services.turns import turn_key
-
-__all__ = ["Accumulator", "SystemNote", "Turn", "UnsavedParts", "runner_note", "REPLAY_WINDOW"]
+from app.transcript import event_types as ev
+from app.transcript.turns import SystemNote
+from app.transcript.turns import Turn
+from app.transcript.turns import TurnBuffer
+from app.transcript.turns import turn_key
 
 # How many recent line ids are remembered to spot lines a runner sends again
 # under new seqs. Bounded so the stored state stays a few kilobytes.

@@ -1,15 +1,17 @@
-"""Line parsing: what each kind of stdout line means, and that junk never raises."""
+"""Claude line parsing: what each kind of stdout line means, and that junk never raises."""
 import json
 import random
 
 import pytest
 
-from app.services import stream_events as ev
+from app.providers.claude import parse_line
+from app.providers.json_depth import MAX_DEPTH
+from app.transcript import event_types as ev
 from tests import claude_lines as cl
 
 
 def test_assistant_line_keeps_blocks_uuid_and_message_id():
-    event = ev.parse_line(cl.assistant(cl.thinking("hm"), cl.text("Hi"), cl.tool_use("t1"),
+    event = parse_line(cl.assistant(cl.thinking("hm"), cl.text("Hi"), cl.tool_use("t1"),
                                        message_id="msg_7", uuid="a-1"))
     assert event.kind == ev.ASSISTANT
     assert [b["type"] for b in event.blocks] == ["thinking", "text", "tool_use"]
@@ -18,16 +20,16 @@ def test_assistant_line_keeps_blocks_uuid_and_message_id():
 
 def test_redacted_thinking_is_kept_opaque():
     line = cl.assistant({"type": "redacted_thinking", "data": "EmwK"})
-    assert ev.parse_line(line).blocks == ({"type": "redacted_thinking", "data": "EmwK"},)
+    assert parse_line(line).blocks == ({"type": "redacted_thinking", "data": "EmwK"},)
 
 
 def test_empty_text_blocks_and_unknown_blocks_are_dropped():
     line = cl.assistant(cl.text(""), {"type": "mystery", "x": 1}, cl.text("kept"))
-    assert ev.parse_line(line).blocks == ({"type": "text", "text": "kept"},)
+    assert parse_line(line).blocks == ({"type": "text", "text": "kept"},)
 
 
 def test_user_tool_results_are_normalised():
-    event = ev.parse_line(cl.tool_result("t1", "out", is_error=True, uuid="u-1"))
+    event = parse_line(cl.tool_result("t1", "out", is_error=True, uuid="u-1"))
     assert event.kind == ev.TOOL_RESULTS
     assert event.blocks == ({"type": "tool_result", "tool_use_id": "t1", "content": "out",
                              "is_error": True},)
@@ -35,34 +37,34 @@ def test_user_tool_results_are_normalised():
 
 def test_user_prompt_echo_is_ignored():
     line = json.dumps({"type": "user", "message": {"role": "user", "content": "hello"}})
-    assert ev.parse_line(line).kind == ev.IGNORED
+    assert parse_line(line).kind == ev.IGNORED
 
 
 def test_result_keeps_outcome_fields():
-    event = ev.parse_line(cl.result("error_max_turns", True, "too long", uuid="r-1"))
+    event = parse_line(cl.result("error_max_turns", True, "too long", uuid="r-1"))
     assert event.kind == ev.RESULT and event.identity == "r-1"
     assert event.info["subtype"] == "error_max_turns"
     assert event.info["is_error"] is True and event.info["result"] == "too long"
 
 
 def test_system_init_is_summarised():
-    event = ev.parse_line(cl.system_init(uuid="s-1"))
+    event = parse_line(cl.system_init(uuid="s-1"))
     assert event.kind == ev.SYSTEM
     assert event.text == "Session started: model=claude-sonnet-4-5, cwd=/repo, tools=2, mcp_servers=0"
 
 
 def test_system_line_without_words_summarises_to_empty():
-    assert ev.parse_line('{"type": "system", "subtype": "hook_started"}').text == ""
+    assert parse_line('{"type": "system", "subtype": "hook_started"}').text == ""
 
 
 def test_openai_message_with_string_list_and_tool_calls():
-    assert ev.parse_line(cl.openai_message("plain")).blocks == ({"type": "text", "text": "plain"},)
+    assert parse_line(cl.openai_message("plain")).blocks == ({"type": "text", "text": "plain"},)
     parts = [{"type": "output_text", "text": "a"}, {"type": "text", "text": "b"}]
-    assert [b["text"] for b in ev.parse_line(cl.openai_message(parts)).blocks] == ["a", "b"]
+    assert [b["text"] for b in parse_line(cl.openai_message(parts)).blocks] == ["a", "b"]
     line = json.dumps({"type": "message", "role": "assistant", "content": None, "tool_calls": [
         {"id": "call_1", "type": "function",
          "function": {"name": "Bash", "arguments": "{\"command\": \"ls\"}"}}]})
-    assert ev.parse_line(line).blocks == (
+    assert parse_line(line).blocks == (
         {"type": "tool_use", "id": "call_1", "name": "Bash", "input": {"command": "ls"}},)
 
 
@@ -72,7 +74,7 @@ def test_openai_message_with_string_list_and_tool_calls():
     '{"type": "message", "role": "user", "content": "x"}', '{"type": "user", "message": 3}',
 ])
 def test_junk_lines_never_raise_and_carry_nothing(line):
-    event = ev.parse_line(line)
+    event = parse_line(line)
     assert event.blocks == ()
     assert event.kind in (ev.IGNORED, ev.ASSISTANT)
 
@@ -84,27 +86,27 @@ def test_junk_lines_never_raise_and_carry_nothing(line):
     '{"type": "assistant", "message": {"content": ' + "[" * 5000 + "]" * 5000 + "}}",
 ])
 def test_deeply_nested_lines_are_ignored_not_raised(line):
-    event = ev.parse_line(line)
+    event = parse_line(line)
     assert event.kind == ev.IGNORED
     assert event.info["reason"] in ("too_deep", "not_json")
     assert event.blocks == ()
 
 
 def test_nesting_deeper_than_max_depth_is_ignored():
-    depth = ev.MAX_DEPTH + 10
+    depth = MAX_DEPTH + 10
     tool_input = json.loads("[" * depth + "]" * depth)
-    event = ev.parse_line(cl.assistant(cl.tool_use("t1", tool_input=tool_input)))
+    event = parse_line(cl.assistant(cl.tool_use("t1", tool_input=tool_input)))
     assert event.kind == ev.IGNORED and event.info["reason"] == "too_deep"
 
 
 def test_reasonable_nesting_is_kept():
     tool_input = {"a": [[{"b": [1, [2, [3]]]}]]}
-    event = ev.parse_line(cl.assistant(cl.tool_use("t1", tool_input=tool_input)))
+    event = parse_line(cl.assistant(cl.tool_use("t1", tool_input=tool_input)))
     assert event.kind == ev.ASSISTANT
     assert event.blocks[0]["input"] == tool_input
 
 
-TOO_DEEP = ev.MAX_DEPTH + 5
+TOO_DEEP = MAX_DEPTH + 5
 
 
 @pytest.mark.parametrize("arguments", ["[" * 50000, "[" * TOO_DEEP + "]" * TOO_DEEP])
@@ -113,7 +115,7 @@ def test_deeply_nested_openai_tool_arguments_are_kept_raw(arguments):
             "function": {"name": "Bash", "arguments": arguments}}
     line = json.dumps({"type": "message", "role": "assistant", "content": None,
                        "tool_calls": [call]})
-    (block,) = ev.parse_line(line).blocks
+    (block,) = parse_line(line).blocks
     assert block["input"] == {"raw_arguments": arguments}
 
 
@@ -123,34 +125,21 @@ def test_deeply_nested_openai_tool_arguments_are_kept_raw(arguments):
     '{"type": "user", "message": {"content": [1, {"type": "tool_result"}]}}',
 ])
 def test_odd_lines_never_raise(line):
-    assert isinstance(ev.parse_line(line), ev.StreamEvent)
-
-
-def test_public_names_stay_importable_from_stream_events():
-    from app.services.stream_events import ASSISTANT  # noqa: F401
-    from app.services.stream_events import IGNORED  # noqa: F401
-    from app.services.stream_events import RESULT  # noqa: F401
-    from app.services.stream_events import SYSTEM  # noqa: F401
-    from app.services.stream_events import TOOL_RESULTS  # noqa: F401
-    from app.services.stream_events import StreamEvent  # noqa: F401
-    from app.services.stream_events import parse_line  # noqa: F401
-    from app.services.stream_events import summarise_system
-
-    assert summarise_system("compact_boundary", {}) == "Conversation compacted"
+    assert isinstance(parse_line(line), ev.StreamEvent)
 
 
 def test_lone_surrogates_in_decoded_strings_become_replacement_characters():
     tool = cl.tool_use("t\udfff", tool_input={"k\ud800": ["\udc00"]})
     line = cl.assistant(cl.text("a\ud800b"), tool)
     assert "\\ud800" in line  # the JSON line itself is valid: the escapes are legal there
-    text_block, tool_block = ev.parse_line(line).blocks
+    text_block, tool_block = parse_line(line).blocks
     assert text_block["text"] == "a\ufffdb"
     assert tool_block["id"] == "t\ufffd"
     assert tool_block["input"] == {"k\ufffd": ["\ufffd"]}
 
 
 def test_surrogate_pairs_stay_whole():
-    event = ev.parse_line(cl.assistant(cl.text("smile \U0001F600")))
+    event = parse_line(cl.assistant(cl.text("smile \U0001F600")))
     assert event.blocks[0]["text"] == "smile \U0001F600"
 
 
@@ -160,7 +149,7 @@ def test_random_json_fragments_never_raise():
                 '"message"', '"content"', '"user"', '"result"', '"system"', '1', 'null', ' ']
     for _ in range(2000):
         line = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
-        assert isinstance(ev.parse_line(line), ev.StreamEvent)
+        assert isinstance(parse_line(line), ev.StreamEvent)
 
 
 KEYS = ["type", "message", "content", "role", "tool_calls", "function", "arguments", "uuid",
@@ -184,4 +173,9 @@ def test_random_objects_of_known_shapes_never_raise():
         obj = random_json(rng, 1)
         if isinstance(obj, dict):
             obj.setdefault("type", rng.choice(KINDS))
-        assert isinstance(ev.parse_line(json.dumps(obj)), ev.StreamEvent)
+        assert isinstance(parse_line(json.dumps(obj)), ev.StreamEvent)
+
+
+def test_compact_boundary_is_summarised():
+    event = parse_line(json.dumps({"type": "system", "subtype": "compact_boundary"}))
+    assert (event.kind, event.text) == (ev.SYSTEM, "Conversation compacted")

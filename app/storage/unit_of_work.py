@@ -3,7 +3,15 @@
 Leaving the `with` block rolls back unless `commit()` was called, so a failed
 use case never leaves half its writes behind.
 """
-from app.services import repositories
+from app.storage.repositories.messages import MessageRepository
+from app.storage.repositories.outputs import OutputRepository
+from app.storage.repositories.search import SearchRepository
+from app.storage.repositories.sessions import SessionRepository
+from app.storage.repositories.stream_cursors import StreamCursorRepository
+from app.storage.repositories.tokens import TokenRepository
+from app.storage.repositories.turn_states import TurnStateRepository
+from app.storage.repositories.turns import TurnRepository
+from app.storage.repositories.usage import UsageRepository
 
 # Execution option read by the SQLite `begin` hook: writers take the write lock
 # up front (BEGIN IMMEDIATE) and wait for it, instead of failing mid-transaction.
@@ -57,15 +65,15 @@ class SqlUnitOfWork(AbstractUnitOfWork):
             )
         options = {WRITE_OPTION: True} if self._write else {}
         conn = self._session.connection(execution_options=options)
-        self.sessions = repositories.SessionRepository(conn)
-        self.messages = repositories.MessageRepository(conn)
-        self.outputs = repositories.OutputRepository(conn)
-        self.turn_states = repositories.TurnStateRepository(conn)
-        self.turns = repositories.TurnRepository(conn)
-        self.usage = repositories.UsageRepository(conn)
-        self.stream_cursors = repositories.StreamCursorRepository(conn)
-        self.tokens = repositories.TokenRepository(conn)
-        self.search = repositories.SearchRepository(conn)
+        self.sessions = SessionRepository(conn)
+        self.messages = MessageRepository(conn)
+        self.outputs = OutputRepository(conn)
+        self.turn_states = TurnStateRepository(conn)
+        self.turns = TurnRepository(conn)
+        self.usage = UsageRepository(conn)
+        self.stream_cursors = StreamCursorRepository(conn)
+        self.tokens = TokenRepository(conn)
+        self.search = SearchRepository(conn)
         return self
 
     def __exit__(self, *exc_info):

@@ -6,14 +6,14 @@ with nothing in between (`normalized_blocks` in transcript_turn.py). Gemini
 lines carry no id of their own, so every event here has `identity` None and is
 keyed by its position.
 """
-from app.services.event_types import ASSISTANT
-from app.services.event_types import RESULT
-from app.services.event_types import SYSTEM
-from app.services.event_types import TOOL_RESULTS
-from app.services.event_types import StreamEvent
-from app.services.event_types import ignored
-from app.services.providers.decode import parse_with
-from app.services.providers.decode import text_of
+from app.providers.decode import parse_with
+from app.providers.decode import text_of
+from app.transcript.event_types import ASSISTANT
+from app.transcript.event_types import RESULT
+from app.transcript.event_types import SYSTEM
+from app.transcript.event_types import TOOL_RESULTS
+from app.transcript.event_types import StreamEvent
+from app.transcript.event_types import ignored
 
 # Result statistics worth keeping with the turn they close.
 STATS_FIELDS = ("total_tokens", "input_tokens", "output_tokens", "cached", "input",

@@ -10,17 +10,14 @@ from pathlib import Path
 
 from app.services.clock import to_iso
 from app.services.clock import utc_now
-from app.services.repositories.schema_migrations import SchemaMigrationRepository
-from app.services.unit_of_work import WRITE_OPTION
+from app.services.errors import MigrationError
+from app.storage.repositories.schema_migrations import SchemaMigrationRepository
+from app.storage.unit_of_work import WRITE_OPTION
 
 # 0001_create_things.sql runs everywhere; a migration that cannot be portable comes
 # as one file per database, 0009_add_search.sqlite.sql and 0009_add_search.postgresql.sql.
 FILENAME = re.compile(r"^(\d{4})_([a-z0-9_]+)(?:\.(sqlite|postgresql))?\.sql$")
 DIALECTS = ("sqlite", "postgresql")
-
-
-class MigrationError(Exception):
-    """The migrations folder is missing, empty or inconsistent (bad name, gap, twin)."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""A session's transcript as a document to download: Markdown, or OpenAI messages.
+"""A session's transcript as a document to download (Markdown; the OpenAI shape is
+openai_format.py).
 
 Pure: it reads an `AgentSession` with its `messages` and returns text or plain
 data; the view chooses the format and sets the headers. Markdown is plain text,
@@ -8,7 +9,7 @@ a fence longer than any run of backticks inside it, so it cannot close early.
 import json
 import re
 
-from app.services.openai_format import to_openai_messages
+from app.formats.tool_text import tool_result_text
 
 FORMATS = ("openai", "markdown", "json")
 EXTENSIONS = {"openai": "openai.json", "markdown": "md", "json": "json"}
@@ -18,11 +19,6 @@ ROLE_TITLES = {"assistant": "Assistant", "system": "System", "user": "User", "to
 def export_filename(session, fmt):
     """The attachment name for a session exported in `fmt`."""
     return f"turnlog-{session.session_id}.{EXTENSIONS[fmt]}"
-
-
-def to_openai(session):
-    """The transcript as OpenAI chat messages (a list)."""
-    return to_openai_messages(session.messages)
 
 
 def to_markdown(session):
@@ -61,7 +57,7 @@ def _block(block):
     if kind == "tool_result":
         status = " (error)" if block.get("is_error") else ""
         head = f"**Tool result{status}** (`{block.get('tool_use_id')}`)"
-        return [head, "", *_fenced(_tool_text(block.get("content")), "text"), ""]
+        return [head, "", *_fenced(tool_result_text(block.get("content")), "text"), ""]
     if kind in ("thinking", "reasoning"):
         thought = block.get("thinking") if kind == "thinking" else block.get("text")
         return [*_quoted("Thinking", thought or ""), ""]
@@ -80,13 +76,3 @@ def _fenced(text, lang):
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return [f"{fence}{lang}", text, fence]
-
-
-def _tool_text(content):
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
-        if len(parts) == len(content):
-            return "\n".join(parts)
-    return "" if content is None else json.dumps(content, indent=2)

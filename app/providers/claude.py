@@ -1,13 +1,17 @@
-"""Claude Code `stream-json` lines (assistant, user, result, system) as `StreamEvent`s.
-
-Each parser takes an already decoded JSON object whose `type` chose it.
+"""Claude Code `stream-json` lines as `StreamEvent`s: assistant, user, result, system,
+the raw API stream events of `--include-partial-messages`, and the OpenAI-shaped
+`{"type": "message", "role": "assistant", ...}` line some runners send instead.
 """
-from app.services.event_types import ASSISTANT
-from app.services.event_types import RESULT
-from app.services.event_types import SYSTEM
-from app.services.event_types import TOOL_RESULTS
-from app.services.event_types import StreamEvent
-from app.services.event_types import ignored
+import json
+
+from app.providers.decode import parse_with
+from app.providers.json_depth import too_deep
+from app.transcript.event_types import ASSISTANT
+from app.transcript.event_types import RESULT
+from app.transcript.event_types import SYSTEM
+from app.transcript.event_types import TOOL_RESULTS
+from app.transcript.event_types import StreamEvent
+from app.transcript.event_types import ignored
 
 # Block types an assistant line may carry, kept verbatim (opaque fields included).
 ASSISTANT_BLOCK_TYPES = frozenset(
@@ -141,3 +145,67 @@ def _tool_result(block):
         "content": block.get("content", ""),
         "is_error": bool(block.get("is_error", False)),
     }
+
+
+# The OpenAI-shaped assistant message line.
+
+def parse_openai_message(obj):
+    """An assistant message: its content parts, then its tool calls as tool_use blocks."""
+    if obj.get("role") != "assistant":
+        return ignored("not_assistant")
+    blocks = assistant_blocks(obj.get("content"))
+    blocks.extend(_tool_calls(obj.get("tool_calls")))
+    message_id = obj.get("id") if isinstance(obj.get("id"), str) else None
+    return StreamEvent(ASSISTANT, tuple(blocks), line_identity(obj), message_id)
+
+
+def _tool_calls(tool_calls):
+    if not isinstance(tool_calls, list):
+        return []
+    blocks = []
+    for call in tool_calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            continue
+        arguments = function.get("arguments")
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.get("id"),
+                "name": function.get("name"),
+                "input": _arguments(arguments),
+            }
+        )
+    return blocks
+
+
+def _arguments(arguments):
+    """Tool arguments as an object; a string that is not (sane) JSON is kept raw."""
+    if not isinstance(arguments, str):
+        return arguments if arguments is not None else {}
+    try:
+        value = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return {"raw_arguments": arguments}
+    if too_deep(value):
+        return {"raw_arguments": arguments}
+    return value if value is not None else {}
+
+
+PARSERS = {
+    "assistant": parse_assistant,
+    "message": parse_openai_message,
+    "user": parse_user,
+    "result": parse_result,
+    "system": parse_system,
+    # `--include-partial-messages`: the raw API stream events (message_start,
+    # content_block_delta with text/thinking/input_json deltas, ...). The complete
+    # `assistant` line that follows carries the same blocks whole, so reading the
+    # deltas too would double the text; they stay in the buffer for live viewers.
+    "stream_event": lambda obj: ignored("partial_message"),
+}
+
+
+def parse_line(line):
+    """Turn one raw Claude stdout line into a `StreamEvent`; never raises."""
+    return parse_with(line, PARSERS)

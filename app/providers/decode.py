@@ -7,11 +7,11 @@ string ("\\ud800") becomes U+FFFD, so every event's text can be stored.
 """
 import json
 
-from app.services.event_types import ignored
-from app.services.json_depth import MAX_DEPTH
-from app.services.json_depth import too_deep
-from app.services.surrogates import may_hold_unstorable
-from app.services.surrogates import replace_in_json
+from app.providers.json_depth import MAX_DEPTH
+from app.providers.json_depth import too_deep
+from app.providers.surrogates import may_hold_unstorable
+from app.providers.surrogates import replace_in_json
+from app.transcript.event_types import ignored
 
 
 def parse_with(line, parsers):

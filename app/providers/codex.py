@@ -14,14 +14,14 @@ uniquely across a session. Like Gemini's lines, they are known by their place
 in the buffer.
 """
 
-from app.services.event_types import ASSISTANT
-from app.services.event_types import RESULT
-from app.services.event_types import SYSTEM
-from app.services.event_types import TURN_STARTED
-from app.services.event_types import StreamEvent
-from app.services.event_types import ignored
-from app.services.providers.decode import parse_with
-from app.services.providers.decode import text_of
+from app.providers.decode import parse_with
+from app.providers.decode import text_of
+from app.transcript.event_types import ASSISTANT
+from app.transcript.event_types import RESULT
+from app.transcript.event_types import SYSTEM
+from app.transcript.event_types import TURN_STARTED
+from app.transcript.event_types import StreamEvent
+from app.transcript.event_types import ignored
 
 # Older builds named the assistant's reply `assistant_message` (under `item_type`).
 ITEM_ALIASES = {"assistant_message": "agent_message"}

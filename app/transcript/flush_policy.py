@@ -11,7 +11,7 @@ sees every provider's turns in the same normalized shape.
 """
 from dataclasses import dataclass
 
-from app.services.accumulator import SystemNote
+from app.transcript.turns import SystemNote
 
 REMOTE_LIVE = "remote_live"
 SESSION_TYPES = ("chat", "agent", "terminal", "workflow")

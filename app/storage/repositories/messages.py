@@ -4,7 +4,7 @@ import json
 from sqlalchemy import text
 
 from app.services.models import Message
-from app.services.repositories.dialect import mark
+from app.storage.repositories.dialect import mark
 
 COLUMNS = "id, session_id, role, content, content_blocks, metadata, source, turn_key, timestamp"
 # The unique (session_id, turn_key) makes a replayed turn a no-op, not a second row.

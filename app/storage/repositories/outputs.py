@@ -2,9 +2,9 @@
 from sqlalchemy import bindparam
 from sqlalchemy import text
 
-from app.services.output_frames import event_json
-from app.services.repositories.dialect import mark
-from app.services.repositories.dialect import placeholders
+from app.formats.output_frames import event_json
+from app.storage.repositories.dialect import mark
+from app.storage.repositories.dialect import placeholders
 
 # The BETWEEN bound lets a planner walk (session_id, producer_seq) over just the
 # batch's seq range; with the IN list alone PostgreSQL scanned the whole session.

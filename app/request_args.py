@@ -1,4 +1,4 @@
-"""Small request helpers shared by the blueprints."""
+"""Reading a request: the JSON body through its schema, and the `limit` argument."""
 from flask import current_app
 from flask import request
 
@@ -38,24 +38,3 @@ def page_limit():
         raise ApiError(422, "invalid_limit", f"limit must be between 1 and {maximum}",
                        {"limit": limit})
     return limit
-
-
-# HTML pages (viewer, sign-in) allow scripts and styles from this origin only.
-CONTENT_SECURITY_POLICY = "; ".join([
-    "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-])
-
-
-def html_security_headers(response):
-    """CSP (no inline script), no MIME sniffing, no framing, no referrer leaks."""
-    response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "same-origin"
-    return response

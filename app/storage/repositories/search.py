@@ -9,7 +9,7 @@ prefix: the match is there, and parsing a megabyte row per hit would cost for no
 from sqlalchemy import text
 
 from app.services.models import SearchHit
-from app.services.repositories.dialect import choose
+from app.storage.repositories.dialect import choose
 
 # Characters of a row PostgreSQL indexes: the bound in migrations/0009's generated column.
 INDEXED_PREFIX = 100_000

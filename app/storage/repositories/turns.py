@@ -1,5 +1,5 @@
 """SQL for `session_turns`: every turn key a session has closed, held once."""
-from app.services.repositories.dialect import placeholders
+from app.storage.repositories.dialect import placeholders
 
 # One row of VALUES per key; a key stored already (or twice in the list) is skipped.
 INSERT_IF_NEW = (

@@ -1,8 +1,8 @@
 """SQL for `schema_migrations`, the record of which migration files ran."""
 from sqlalchemy import text
 
-from app.services.repositories.dialect import ddl
-from app.services.repositories.dialect import lock_migrations
+from app.storage.repositories.dialect import ddl
+from app.storage.repositories.dialect import lock_migrations
 
 CREATE = text(
     "CREATE TABLE IF NOT EXISTS schema_migrations ("
