@@ -1,0 +1,96 @@
+"""demo: the README's first command. Migrate, ingest a bundled provider sample into a
+new session, and say where to read it (API, viewer) and with which token."""
+import json
+from importlib import resources
+
+import click
+from flask import current_app
+
+from app import db
+from app import schemas
+from app.cli.command import operator_command
+from app.cli.server_url import base_url
+from app.cli.server_url import configured_bind
+from app.extensions import db as sqla
+from app.providers import PROVIDERS
+from app.services import ingest
+from app.services import sessions
+from app.services import tokens
+from app.services.access import USER
+from app.services.errors import InvalidTokenName
+from app.services.models import Chunk
+from app.storage import migrations
+from app.transcript.flush_policy import SESSION_TYPES
+
+DEMO_BATCH = 50
+DEMO_MACHINE = "demo"
+
+
+@operator_command("demo")
+@click.option("--provider", type=click.Choice(PROVIDERS), default="claude", show_default=True,
+              help="The agent CLI whose stdout is ingested (its bundled sample, or --sample).")
+@click.option("--sample", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A file of that provider's stdout lines instead of the bundled sample.")
+@click.option("--session-type", type=click.Choice(SESSION_TYPES), default="agent",
+              show_default=True)
+@click.option("--user", default="demo", show_default=True, help="The session's owner.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the whole session (transcript included), the URLs and the token as JSON.")
+def demo(provider, sample, session_type, user, as_json):
+    """Migrate, ingest a sample stream into a new session, print where to read it.
+
+    With authentication on (the default) it also prints a new user token for the
+    owner, to sign in to the viewer or send as `Authorization: Bearer <token>`.
+    """
+    user = tokens.checked_name(user, InvalidTokenName, "user")  # checked before any write
+    lines = _read_sample(sample) if sample else _bundled_sample(provider)
+    migrations.upgrade(sqla.engine, db.migrations_dir())
+    session = sessions.open_session({"session_type": session_type, "user_id": user,
+                                     "provider": provider, "machine": DEMO_MACHINE}, db.writing())
+    sid = session.session_id
+    retention = current_app.config["OUTPUT_RETENTION_SECONDS"]
+    for start in range(0, len(lines), DEMO_BATCH):
+        batch = [Chunk(line, "stdout", start + i) for i, line in enumerate(lines[start:start + DEMO_BATCH])]
+        ingest.ingest_output(sid, batch, db.writing(), retention_seconds=retention)
+    ingest.complete_session(sid, 0, db.writing())
+    found = sessions.get_session(sid, db.reading())
+    secret = None if current_app.config["AUTH_DISABLED"] else tokens.issue(USER, user, db.writing())[1]
+    urls = _urls(sid)
+    if as_json:
+        payload = {"session": schemas.session_schema.dump(found), **urls, "user_token": secret}
+        click.echo(json.dumps(payload, indent=2))
+        return
+    click.echo(f"ingested {len(lines)} {provider} lines into session {sid}:"
+               f" {found.message_count} messages, {found.status}")
+    click.echo(f"  API:    {urls['api_url']}")
+    click.echo(f"  viewer: {urls['viewer_url']}")
+    if secret is None:
+        click.echo("  token:  none needed, authentication is off (AUTH_DISABLED)")
+    else:
+        click.echo(f"  token:  {secret}")
+        click.echo(f"          (user {user!r}: sign in to the viewer with it, or send"
+                   " `Authorization: Bearer <token>`)")
+    click.echo("serve with `gunicorn`; `demo --json` prints the whole session")
+
+
+def _bundled_sample(provider):
+    text = resources.files("app.samples").joinpath(f"{provider}_session.jsonl").read_text("utf-8")
+    return text.splitlines()
+
+
+def _read_sample(path):
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except UnicodeDecodeError as err:
+        raise click.ClickException(f"{path} is not UTF-8 text ({err.reason} at byte {err.start})") from None
+    if not lines:
+        raise click.ClickException(f"{path} holds no lines to ingest")
+    return lines
+
+
+def _urls(session_id):
+    """Where the session is read, on the address `gunicorn` serves (GUNICORN_BIND)."""
+    base = base_url(configured_bind()) or ""
+    return {"api_url": f"{base}/api/remote/sessions/{session_id}",
+            "viewer_url": f"{base}/sessions/{session_id}"}
