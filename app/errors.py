@@ -1,9 +1,16 @@
-"""One JSON error envelope for the whole API: {"error": {code, message, details}}."""
+"""One JSON error envelope for the whole API: {"error": {code, message, details}}.
+
+A browser (its Accept ranks HTML first) that meets a werkzeug error, an unknown path
+say, gets the viewer's error page with the same status instead."""
+from flask import current_app
 from flask import jsonify
+from flask import render_template
+from flask import request
 from marshmallow import ValidationError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
+from app.html_headers import html_security_headers
 from app.services import errors as service_errors
 
 # The status of every service error; a subclass not listed gets its nearest
@@ -42,6 +49,20 @@ def error_response(status, code, message, details=None):
     return jsonify(body), status
 
 
+def prefers_html():
+    """True when the client ranks HTML above JSON (a browser's Accept does; curl's `*/*`,
+    a missing Accept or an API client's `application/json` do not)."""
+    best = request.accept_mimetypes.best_match(["application/json", "text/html"])
+    return best == "text/html"
+
+
+def html_error(status, message):
+    """The viewer's error page, with the API's status and the HTML pages' headers."""
+    response = current_app.make_response(
+        (render_template("ui/error.html", status=status, message=message), status))
+    return html_security_headers(response)
+
+
 def service_status(err):
     """The HTTP status of a service error, found by walking its class's MRO."""
     for cls in type(err).__mro__:
@@ -78,9 +99,13 @@ def init_app(app):
 
     @app.errorhandler(HTTPException)
     def on_http_error(err):
-        """A werkzeug error (404, 405, 413...), keeping its headers (e.g. Allow)."""
+        """A werkzeug error (404, 405, 413...), keeping its headers (e.g. Allow): the
+        envelope, or the HTML error page for a browser."""
         code = (err.name or "error").lower().replace(" ", "_")
-        response, status = error_response(err.code, code, err.description or err.name)
+        if prefers_html():
+            response, status = html_error(err.code, err.description or err.name), err.code
+        else:
+            response, status = error_response(err.code, code, err.description or err.name)
         for name, value in err.get_headers():
             if name.lower() not in BODY_HEADERS:
                 response.headers[name] = value

@@ -7,6 +7,7 @@ user token, normally the session cookie set by /login.
 """
 from flask import Blueprint
 from flask import current_app
+from flask import redirect
 from flask import render_template
 from flask import request
 from flask import url_for
@@ -38,6 +39,12 @@ def service_error(err):
     """An unknown session or a bad cursor as a small HTML page, with the API's status."""
     status = service_status(err)
     return render_template("ui/error.html", status=status, message=err.message), status
+
+
+@bp.get("/")
+def home():
+    """The site's root is the session list (which sends a visitor to sign in first)."""
+    return redirect(url_for("ui.sessions"))
 
 
 @bp.get("/sessions")

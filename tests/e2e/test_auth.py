@@ -65,7 +65,7 @@ def test_auth_is_on_by_default():
 
 
 def test_every_api_and_viewer_route_names_the_tokens_it_takes(app):
-    open_endpoints = {"static", "ui.static", "auth.login_form", "auth.login", "auth.logout",
+    open_endpoints = {"static", "ui.static", "ui.home", "auth.login_form", "auth.login", "auth.logout",
                       "api_docs.openapi"}
     for rule in app.url_map.iter_rules():
         view = app.view_functions[rule.endpoint]
