@@ -3,13 +3,15 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy import text
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import NullPool
 
 from app.storage.unit_of_work import SqlUnitOfWork
 
 
 @pytest.fixture
-def session():
-    engine = create_engine("sqlite://")
+def session(database_url):
+    """A SQLAlchemy session on the test's own (empty) database, with one table."""
+    engine = create_engine(database_url, poolclass=NullPool)
     with engine.begin() as conn:
         conn.execute(text("CREATE TABLE t (x INTEGER)"))
     with Session(engine) as session:

@@ -1,30 +1,20 @@
 """MessageRepository counts only the rows it inserted (RETURNING), and keeps write order."""
 import pytest
-from sqlalchemy import create_engine
-from sqlalchemy import text
 
-from app.storage import migrations
+from app.extensions import db
 from app.storage.repositories.messages import MessageRepository
 from app.transcript.flush_policy import MessageDraft
 
-MIGRATIONS_DIR = migrations.Path(__file__).resolve().parents[2] / "migrations"
-TABLES = ("0001_create_agent_sessions.sql", "0002_create_session_messages.sql")
 NOW = "2025-01-01T00:00:00.000000Z"
 
 
 @pytest.fixture
-def conn():
-    engine = create_engine("sqlite://")
-    with engine.begin() as connection:
-        for name in TABLES:
-            sql = (MIGRATIONS_DIR / name).read_text("utf-8")
-            for statement in migrations.split_statements(sql):
-                connection.exec_driver_sql(statement)
-        connection.execute(text(
-            "INSERT INTO agent_sessions (session_id, session_type, created_at, updated_at)"
-            " VALUES ('s1', 'agent', :now, :now)"), {"now": NOW})
+def conn(app, rows):
+    """A connection in a transaction on the test's migrated database, with session s1."""
+    rows("INSERT INTO agent_sessions (session_id, session_type, created_at, updated_at)"
+         " VALUES ('s1', 'agent', ?, ?)", NOW, NOW)
+    with db.engine.begin() as connection:
         yield connection
-    engine.dispose()
 
 
 def draft(key, content="hi"):
