@@ -1,24 +1,24 @@
-"""Shared fixtures: a fresh database per test with every migration applied.
+"""Shared fixtures: a database of its own for every test that uses one.
 
 Every test that uses the `app` (or `database_url`) runs on SQLite, a file of its
 own, and, when TURNLOG_TEST_POSTGRES_URL names a PostgreSQL database
 (postgresql+psycopg://user:password@host:port/dbname, see .ci/postgres), once more
-on PostgreSQL, in a schema of its own that is dropped afterwards. A test marked
-`sqlite_only` checks something only SQLite has (PRAGMAs, file locks, the file itself).
+on PostgreSQL, in a database or schema of its own that is dropped afterwards. With
+the `app`, that database has every migration applied: copied from a template
+migrated once per test session (tests/databases.py). A test marked `sqlite_only`
+checks something only SQLite has (PRAGMAs, file locks, the file itself).
 """
 import os
-import uuid
-from contextlib import contextmanager
 
 import pytest
 from sqlalchemy import create_engine
-from sqlalchemy import make_url
 from sqlalchemy.pool import NullPool
 
 from app import create_app
 from app.extensions import db
 from app.storage import migrations
 from app.storage.repositories.dialect import mark
+from tests import databases
 from tests import figures
 
 POSTGRES_URL = os.environ.get("TURNLOG_TEST_POSTGRES_URL")
@@ -51,31 +51,34 @@ def db_path(tmp_path):
     return tmp_path / "turnlog.sqlite"
 
 
-@contextmanager
-def postgres_schema():
-    """The URL of a new, empty schema in the test database; dropped on exit."""
-    admin = create_engine(POSTGRES_URL, poolclass=NullPool)
-    name = f"t_{uuid.uuid4().hex}"
-    try:
-        with admin.begin() as conn:
-            conn.exec_driver_sql(f"CREATE SCHEMA {name}")
-        url = make_url(POSTGRES_URL).update_query_dict({"options": f"-csearch_path={name}"})
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.begin() as conn:
-            conn.exec_driver_sql("SET LOCAL lock_timeout = '10s'")
-            conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {name} CASCADE")
-        admin.dispose()
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory):
+    """A SQLite file with every migration applied, made once per test session."""
+    return databases.sqlite_template(tmp_path_factory.mktemp("template"))
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """The PostgreSQL server of TURNLOG_TEST_POSTGRES_URL, its migrated template made once."""
+    server = databases.Postgres(POSTGRES_URL)
+    server.start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture
-def database_url(backend, db_path):
-    """A SQLAlchemy URL of an empty database of this test's backend."""
+def database_url(request, backend, db_path):
+    """A SQLAlchemy URL of this test's own database of its backend: with every migration
+    applied when the test uses the `app`, else empty (the test migrates it, or not)."""
+    migrated = "app" in request.fixturenames
     if backend == "sqlite":
+        if migrated:
+            databases.copy_sqlite(request.getfixturevalue("sqlite_template"), db_path)
         yield f"sqlite:///{db_path}"
-    else:
-        with postgres_schema() as url:
-            yield url
+        return
+    postgres = request.getfixturevalue("postgres")
+    with postgres.migrated() if migrated else postgres.schema() as url:
+        yield url
 
 
 @pytest.fixture
@@ -97,7 +100,8 @@ def app(database_url, app_config):
         **app_config,
     })
     with app.app_context():
-        migrations.upgrade(db.engine, app.config["MIGRATIONS_DIR"])
+        # A no-op on the copy of the template; it catches a template that fell behind.
+        assert migrations.upgrade(db.engine, app.config["MIGRATIONS_DIR"]) == []
     yield app
     with app.app_context():
         db.engine.dispose()

@@ -7,12 +7,16 @@ import pytest
 from flask import has_app_context
 
 from app import create_app
+from app.extensions import db
 
 
 @pytest.fixture
 def plain_app(database_url):
-    return create_app({"TESTING": True, "SQLALCHEMY_DATABASE_URI": database_url,
-                       "SECRET_KEY": "tests-only-secret"})
+    app = create_app({"TESTING": True, "SQLALCHEMY_DATABASE_URI": database_url,
+                      "SECRET_KEY": "tests-only-secret"})
+    yield app
+    with app.app_context():
+        db.engine.dispose()  # the pool's connections close here, not when collected
 
 
 def invoke(app, *args):
@@ -63,5 +67,7 @@ def test_a_database_that_cannot_be_opened_is_one_error_line(tmp_path):
     app = create_app({"TESTING": True, "SECRET_KEY": "x",
                       "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path}/missing/dir/t.sqlite"})
     result = invoke(app, "db-status")
+    with app.app_context():
+        db.engine.dispose()
     assert result.exit_code == 1
     assert result.output == "Error: database error: unable to open database file\n"

@@ -1,0 +1,102 @@
+"""The databases tests run on: migrated once per test session into a template, then
+copied for each test that uses the app; an empty one for each test that migrates
+(or fails to migrate) on its own.
+
+- SQLite: the template is a migrated file; a test gets a copy of it.
+- PostgreSQL: the template is a migrated database; a test gets
+  `CREATE DATABASE ... TEMPLATE` of it, dropped afterwards. A role that may not create
+  databases falls back to a schema of its own, migrated for that test. An empty
+  database is a fresh schema either way (creating one costs next to nothing).
+"""
+import shutil
+import uuid
+from contextlib import contextmanager
+
+from sqlalchemy import create_engine
+from sqlalchemy import make_url
+from sqlalchemy.pool import NullPool
+
+from app.storage import migrations
+
+MIGRATIONS_DIR = migrations.Path(__file__).resolve().parents[1] / "migrations"
+
+
+def migrate(url):
+    """Apply every migration to the database at `url`, leaving no connection open."""
+    engine = create_engine(url, poolclass=NullPool)
+    try:
+        migrations.upgrade(engine, MIGRATIONS_DIR)
+    finally:
+        engine.dispose()
+
+
+def sqlite_template(folder):
+    """A migrated SQLite file in `folder` (its WAL checkpointed away when it closed)."""
+    path = folder / "template.sqlite"
+    migrate(f"sqlite:///{path}")
+    return path
+
+
+def copy_sqlite(template, path):
+    shutil.copyfile(template, path)
+
+
+class Postgres:
+    """The PostgreSQL server behind `url`, where tests make their databases."""
+
+    def __init__(self, url):
+        self.url = make_url(url)
+        self.admin = create_engine(self.url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+        self.template = None
+
+    def start(self):
+        """Make the migrated template when this role may create databases."""
+        with self.admin.connect() as conn:
+            may_create, = conn.exec_driver_sql(
+                "SELECT rolcreatedb OR rolsuper FROM pg_roles WHERE rolname = current_user").one()
+        if may_create:
+            name = f"turnlog_template_{uuid.uuid4().hex[:12]}"
+            self._execute(f"CREATE DATABASE {name}")
+            self.template = name
+            migrate(self._url_of(name))
+
+    def stop(self):
+        if self.template:
+            self._execute(f"DROP DATABASE IF EXISTS {self.template} WITH (FORCE)")
+        self.admin.dispose()
+
+    @contextmanager
+    def migrated(self):
+        """The URL of a new migrated database, dropped on exit."""
+        if self.template is None:
+            with self.schema() as url:
+                migrate(url)
+                yield url
+            return
+        name = f"t_{uuid.uuid4().hex}"
+        self._execute(f"CREATE DATABASE {name} TEMPLATE {self.template}")
+        try:
+            yield self._url_of(name)
+        finally:
+            # FORCE: a server a failed test left behind must not keep the database alive.
+            self._execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    @contextmanager
+    def schema(self):
+        """The URL of a new, empty schema in the test database; dropped on exit."""
+        name = f"t_{uuid.uuid4().hex}"
+        self._execute(f"CREATE SCHEMA {name}")
+        try:
+            url = self.url.update_query_dict({"options": f"-csearch_path={name}"})
+            yield url.render_as_string(hide_password=False)
+        finally:
+            with self.admin.begin() as conn:
+                conn.exec_driver_sql("SET LOCAL lock_timeout = '10s'")
+                conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+    def _url_of(self, database):
+        return self.url.set(database=database).render_as_string(hide_password=False)
+
+    def _execute(self, sql):
+        with self.admin.connect() as conn:
+            conn.exec_driver_sql(sql)
