@@ -28,12 +28,14 @@ def create_app(test_config=None):
     from app import cli
     from app import db
     from app import errors
+    from app import request_log
     from app.api_docs import bp as api_docs_bp
     from app.ingest import bp as ingest_bp
     from app.sessions import bp as sessions_bp
     from app.streaming import bp as streaming_bp
     from app.ui import bp as ui_bp
 
+    request_log.init_app(app)  # first, so every other hook's log lines carry the id
     db.init_app(app)
     errors.init_app(app)
     cli.init_app(app)

@@ -39,6 +39,10 @@ class Config:
     SESSION_COOKIE_HTTPONLY = True
     SESSION_COOKIE_SAMESITE = "Lax"
 
+    # Level of the app's own log lines (session opened and completed, errors), each
+    # tagged with its request's X-Request-ID.
+    LOG_LEVEL = "INFO"
+
     # Limits, each answered with its own error code: requests per token per window
     # (per worker process; 0 turns the limit off), chunks per output request,
     # characters per output line.

@@ -1,6 +1,8 @@
 """demo: the README's first command. Migrate, ingest a bundled provider sample into a
 new session, and say where to read it (API, viewer) and with which token."""
 import json
+import logging
+from contextlib import contextmanager
 from importlib import resources
 
 import click
@@ -45,14 +47,8 @@ def demo(provider, sample, session_type, user, as_json):
     user = tokens.checked_name(user, InvalidTokenName, "user")  # checked before any write
     lines = _read_sample(sample) if sample else _bundled_sample(provider)
     migrations.upgrade(sqla.engine, db.migrations_dir())
-    session = sessions.open_session({"session_type": session_type, "user_id": user,
-                                     "provider": provider, "machine": DEMO_MACHINE}, db.writing())
-    sid = session.session_id
-    retention = current_app.config["OUTPUT_RETENTION_SECONDS"]
-    for start in range(0, len(lines), DEMO_BATCH):
-        batch = [Chunk(line, "stdout", start + i) for i, line in enumerate(lines[start:start + DEMO_BATCH])]
-        ingest.ingest_output(sid, batch, db.writing(), retention_seconds=retention)
-    ingest.complete_session(sid, 0, db.writing())
+    with _summary_only():
+        sid = _ingest(lines, provider, session_type, user)
     found = sessions.get_session(sid, db.reading())
     secret = None if current_app.config["AUTH_DISABLED"] else tokens.issue(USER, user, db.writing())[1]
     urls = _urls(sid)
@@ -71,6 +67,32 @@ def demo(provider, sample, session_type, user, as_json):
         click.echo(f"          (user {user!r}: sign in to the viewer with it, or send"
                    " `Authorization: Bearer <token>`)")
     click.echo("serve with `gunicorn`; `demo --json` prints the whole session")
+
+
+def _ingest(lines, provider, session_type, user):
+    """A new session holding `lines`, completed; its id."""
+    session = sessions.open_session({"session_type": session_type, "user_id": user,
+                                     "provider": provider, "machine": DEMO_MACHINE}, db.writing())
+    sid = session.session_id
+    retention = current_app.config["OUTPUT_RETENTION_SECONDS"]
+    for start in range(0, len(lines), DEMO_BATCH):
+        batch = [Chunk(line, "stdout", start + i) for i, line in enumerate(lines[start:start + DEMO_BATCH])]
+        ingest.ingest_output(sid, batch, db.writing(), retention_seconds=retention)
+    ingest.complete_session(sid, 0, db.writing())
+    return sid
+
+
+@contextmanager
+def _summary_only():
+    """Hold back the services' INFO lines (session opened, completed): the summary
+    printed next says the same, and a first run should read as one short answer."""
+    services = logging.getLogger("app.services")
+    level = services.level
+    services.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        services.setLevel(level)
 
 
 def _bundled_sample(provider):

@@ -4,6 +4,7 @@ Each runs in one write transaction that first locks the session row, so the
 event numbering, the open turn and the counters of a session change serially
 and together: a crash leaves either all of a request's effects or none.
 """
+import logging
 import shlex
 
 from app.providers import get_parser
@@ -22,6 +23,8 @@ from app.transcript.accumulator import runner_note
 from app.transcript.flush_policy import policy_for
 from app.transcript.transcript_turn import TranscriptTurn
 from app.transcript.turns import Turn
+
+log = logging.getLogger(__name__)
 
 
 def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, clock=utc_now):
@@ -73,6 +76,7 @@ def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now):
                                   new_turns=delta.turns, new_visible=delta.visible)
         session = uow.sessions.get(session_id)
         uow.commit()
+    log.info("session %s %s: exit code %s, %d messages", session_id, status, exit_code, session.message_count)
     return session
 
 

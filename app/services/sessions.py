@@ -1,6 +1,7 @@
 """Session use cases: open one, read one, list them, page through a transcript."""
 import base64
 import binascii
+import logging
 import uuid
 
 from app.services.access import OPEN
@@ -14,6 +15,8 @@ from app.services.errors import NotPermitted
 from app.services.errors import SessionNotFound
 from app.services.models import Page
 from app.services.tokens import checked_name
+
+log = logging.getLogger(__name__)
 
 # Message ids are signed 64-bit integers; a larger cursor cannot be bound.
 MAX_MESSAGE_ID = 2**63 - 1
@@ -39,6 +42,8 @@ def open_session(data, uow, *, caller=OPEN, clock=utc_now):
         )
         session = uow.sessions.get(session_id)
         uow.commit()
+    log.info("session %s opened: %s, provider %s, owner %r, machine %r", session_id,
+             session.session_type, session.provider, session.user_id, session.machine)
     return session
 
 

@@ -39,7 +39,7 @@ def browser():
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _missing("playwright is not installed (pip install -e '.[test]')")
+        _missing("playwright is not installed (pip install -e '.[test,e2e]')")
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         yield chromium

@@ -50,7 +50,9 @@ def test_every_command_runs_with_no_context_pushed_by_hand(plain_app):
     assigned = invoke(plain_app, "assign-machine", session_id, "--machine", "m1")
     assert assigned.output == (f"session {session_id} (completed) assigned to machine 'm1';"
                                " it had machine 'demo'\n")
-    assert invoke(plain_app, "prune-outputs").output == "deleted 0 expired output rows\n"
+    pruned = invoke(plain_app, "prune-outputs")
+    assert pruned.stdout == "deleted 0 expired output rows\n"
+    assert "INFO [-] app.cli.database: pruned 0 expired output rows" in pruned.stderr
 
 
 def test_a_refused_operation_is_one_error_line(plain_app):
