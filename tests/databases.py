@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 from sqlalchemy import create_engine
 from sqlalchemy import make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 
 from app.storage import migrations
@@ -62,7 +63,7 @@ class Postgres:
 
     def stop(self):
         if self.template:
-            self._execute(f"DROP DATABASE IF EXISTS {self.template} WITH (FORCE)")
+            self._drop(self.template)
         self.admin.dispose()
 
     @contextmanager
@@ -78,8 +79,7 @@ class Postgres:
         try:
             yield self._url_of(name)
         finally:
-            # FORCE: a server a failed test left behind must not keep the database alive.
-            self._execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            self._drop(name)
 
     @contextmanager
     def schema(self):
@@ -93,6 +93,15 @@ class Postgres:
             with self.admin.begin() as conn:
                 conn.exec_driver_sql("SET LOCAL lock_timeout = '10s'")
                 conn.exec_driver_sql(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+    def _drop(self, name):
+        """Drop database `name`. A plain DROP stops an autovacuum worker in it by itself
+        (FORCE would need the right to signal the superuser's processes); FORCE is for
+        a connection a failed test left open."""
+        try:
+            self._execute(f"DROP DATABASE IF EXISTS {name}")
+        except OperationalError:
+            self._execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
     def _url_of(self, database):
         return self.url.set(database=database).render_as_string(hide_password=False)
