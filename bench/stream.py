@@ -5,7 +5,8 @@
 Replay: a completed session of N buffered Claude lines read over HTTP from the start
 to `event: end`, against a raw SELECT of the same rows through the bare driver
 (sqlite3, or psycopg with --database-url postgresql+psycopg://...; goal: ratio >= 0.5).
-Ingest: 4 processes POST to one session through 2 gthread workers; each chunk once.
+Ingest: 4 processes POST to one session through 2 workers; each chunk once.
+The worker class is gunicorn.conf.py's (gevent; GUNICORN_WORKER_CLASS=gthread for threads).
 On PostgreSQL each database (replay, ingest) is a fresh schema, dropped afterwards,
 and the filled table is ANALYZEd before the replay, as autovacuum would have it.
 
@@ -168,7 +169,9 @@ def gunicorn(url, workers, threads):
                 time.sleep(0.1)
         else:
             raise RuntimeError("gunicorn did not answer within 30 s")
-        print(f"gunicorn (gunicorn.conf.py): gthread, {workers} worker(s) x {threads} threads")
+        worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gevent")
+        print(f"gunicorn (gunicorn.conf.py): {worker_class}, {workers} worker(s)"
+              f" ({threads} threads each under gthread)")
         yield port
     finally:
         proc.terminate()
