@@ -29,6 +29,7 @@ from sqlalchemy import create_engine
 from app.db import configure_sqlite
 path = sys.argv[1]
 holder = sqlite3.connect(path, isolation_level=None)
+holder.execute("PRAGMA journal_mode = WAL")
 holder.execute("CREATE TABLE t (x)")
 holder.execute("BEGIN IMMEDIATE")
 engine = create_engine(f"sqlite:///{path}")
@@ -42,6 +43,7 @@ def write():
         with conn.begin():
             conn.exec_driver_sql("INSERT INTO t VALUES (1)")
 gevent.joinall([gevent.spawn(ticker, 0.5), gevent.spawn(release_later), gevent.spawn(write)])
+assert holder.execute("SELECT COUNT(*) FROM t").fetchone()[0] == 1  # the write went through
 print(len(ticks))
 """
 POSTGRES_WAIT = TICKER + """
