@@ -71,6 +71,7 @@ from app.storage.repositories.outputs import REPLAY_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+LAST_MASTER_PID = None  # the master of the gunicorn last started by gunicorn()
 OUTPUT = b"\nevent: output\n"
 # What the stream's replay reads (app/storage/repositories/outputs.py), minus its
 # paging: the same columns, so both sides fetch the same bytes.
@@ -158,6 +159,8 @@ def gunicorn(url, workers, threads):
     # control socket: its default path is shared by every gunicorn of this user.
     proc = subprocess.Popen([BIN / "gunicorn", "--no-control-socket"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL)
+    global LAST_MASTER_PID  # bench/followers.py reads its workers' memory
+    LAST_MASTER_PID = proc.pid
     try:
         for _ in range(300):  # up to 30 s for the workers to boot
             try:
