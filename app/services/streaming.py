@@ -94,16 +94,19 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
             # A full page that starts right after the cursor is all there is to know:
             # nothing before it expired, and more is waiting. Replaying a long buffer
             # then costs one query a page.
-            full_run = len(events) == settings.page_size and events[0][0] == cursor + 1
+            # Any page that starts right after the cursor needs no retention lookup either
+            # (a live follower's usual read).
+            contiguous = bool(events) and events[0][0] == cursor + 1
+            full_run = contiguous and len(events) == settings.page_size
             if not full_run:
                 session = uow.sessions.get(session_id)
-                oldest = uow.outputs.oldest_index(session_id)
+                oldest = None if contiguous else uow.outputs.oldest_index(session_id)
         if not full_run:
             if session is None:
                 return  # deleted while streaming: nothing more will come
             # Anything between the cursor and what is retained has expired.
             retained_from = oldest if oldest is not None else session.next_event_index
-            if cursor + 1 < retained_from:
+            if not contiguous and cursor + 1 < retained_from:
                 yield Reset(cursor, retained_from)
                 cursor = retained_from - 1
                 last_sent = monotonic()
