@@ -9,11 +9,17 @@ bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 # Worker processes
 # The app to serve.
 wsgi_app = "wsgi:app"
-# gthread: a thread pool per worker, and a heartbeat thread that keeps a worker
-# busy with a long response (live streams) from being killed at `timeout`.
-worker_class = "gthread"
+# gevent (the default): each connection is a greenlet, so an open live stream, which
+# mostly waits, costs a few kilobytes instead of a thread, and ingest and reads keep
+# answering however many streams are open. The worker monkey-patches the standard
+# library itself, in the worker process before it loads the app (preload_app below).
+# gthread stays selectable: a thread per connection, workers * threads in all.
+worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gevent")
 workers = int(os.environ.get("GUNICORN_WORKERS", "2"))
-# Each open stream holds one thread: concurrency = workers * threads.
+# gevent: connections (streams included) one worker holds at once; each is a file
+# descriptor, so the process's open-files limit must exceed it (docs/deploy.md).
+worker_connections = int(os.environ.get("GUNICORN_WORKER_CONNECTIONS", "2000"))
+# gthread: each open stream holds one of these threads.
 threads = int(os.environ.get("GUNICORN_THREADS", "8"))
 timeout = 30
 keepalive = 5

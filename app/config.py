@@ -21,6 +21,9 @@ class Config:
     STREAM_HEARTBEAT_SECONDS = 15.0
     STREAM_MAX_SECONDS = 3600.0
     STREAM_RETRY_MS = 3000
+    # Open live streams one token may hold at once, across every process and
+    # instance (callers without a token, with AUTH_DISABLED, are not limited).
+    MAX_STREAMS_PER_TOKEN = 32
     # Page sizes for list endpoints.
     DEFAULT_PAGE_SIZE = 100
     MAX_PAGE_SIZE = 1000
@@ -63,6 +66,7 @@ AT_LEAST = {
     "STREAM_HEARTBEAT_SECONDS": 0.001,
     "STREAM_MAX_SECONDS": 0.001,
     "STREAM_RETRY_MS": 0,
+    "MAX_STREAMS_PER_TOKEN": 1,
     "DEFAULT_PAGE_SIZE": 1,
     "MAX_PAGE_SIZE": 1,
     "RATE_LIMIT_REQUESTS": 0,
@@ -70,7 +74,7 @@ AT_LEAST = {
     "MAX_CHUNKS_PER_REQUEST": 1,
     "MAX_LINE_LENGTH": 1,
 }
-WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
+WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "RATE_LIMIT_REQUESTS", "MAX_CHUNKS_PER_REQUEST", "MAX_LINE_LENGTH"}
 
 

@@ -5,6 +5,8 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from app.extensions import db
+from app.storage.sqlite_lock import C_BUSY_MS
+from app.storage.sqlite_lock import begin_immediate
 from app.storage.unit_of_work import WRITE_OPTION
 from app.storage.unit_of_work import SqlUnitOfWork
 
@@ -19,18 +21,19 @@ def init_app(app):
 
 
 def configure_sqlite(engine, busy_timeout):
-    """WAL, foreign keys and a busy timeout on every connection; explicit BEGINs.
+    """WAL, foreign keys and a short busy timeout on every connection; explicit BEGINs.
 
     pysqlite's own transaction handling is turned off so that turnlog decides how
-    a transaction begins: writers say BEGIN IMMEDIATE and queue for the lock,
-    readers say BEGIN and never block writers (WAL).
+    a transaction begins: writers say BEGIN IMMEDIATE and queue for the lock for
+    up to `busy_timeout` seconds, sleeping in Python between tries (see
+    app/storage/sqlite_lock.py); readers say BEGIN and never block writers (WAL).
     """
 
     @event.listens_for(engine, "connect")
     def on_connect(dbapi_connection, _record):
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        cursor.execute(f"PRAGMA busy_timeout = {min(C_BUSY_MS, int(busy_timeout * 1000))}")
         cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.execute("PRAGMA synchronous = NORMAL")
@@ -38,8 +41,11 @@ def configure_sqlite(engine, busy_timeout):
 
     @event.listens_for(engine, "begin")
     def on_begin(conn):
-        writer = conn.get_execution_options().get(WRITE_OPTION)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
+        if not conn.get_execution_options().get(WRITE_OPTION):
+            conn.exec_driver_sql("BEGIN")
+            return
+        begin_immediate(conn.connection.driver_connection, busy_timeout,
+                        lambda: conn.exec_driver_sql("BEGIN IMMEDIATE"))
 
 
 def reading():

@@ -27,6 +27,7 @@ SERVICE_STATUS = {
     service_errors.NotPermitted: 403,
     service_errors.SessionNotAssigned: 403,
     service_errors.MigrationError: 500,
+    service_errors.TooManyStreams: 429,
 }
 # Headers of a werkzeug error that describe its HTML body, not the error itself.
 BODY_HEADERS = frozenset({"content-type", "content-length"})
@@ -95,7 +96,10 @@ def init_app(app):
     @app.errorhandler(service_errors.ServiceError)
     def on_service_error(err):
         """A named service failure (or a subclass of one), mapped to its status."""
-        return error_response(service_status(err), err.code, err.message, err.details)
+        response, status = error_response(service_status(err), err.code, err.message, err.details)
+        if getattr(err, "retry_after", None) is not None:
+            response.headers["Retry-After"] = str(err.retry_after)
+        return response, status
 
     @app.errorhandler(HTTPException)
     def on_http_error(err):

@@ -5,7 +5,8 @@
 Replay: a completed session of N buffered Claude lines read over HTTP from the start
 to `event: end`, against a raw SELECT of the same rows through the bare driver
 (sqlite3, or psycopg with --database-url postgresql+psycopg://...; goal: ratio >= 0.5).
-Ingest: 4 processes POST to one session through 2 gthread workers; each chunk once.
+Ingest: 4 processes POST to one session through 2 workers; each chunk once.
+The worker class is gunicorn.conf.py's (gevent; GUNICORN_WORKER_CLASS=gthread for threads).
 On PostgreSQL each database (replay, ingest) is a fresh schema, dropped afterwards,
 and the filled table is ANALYZEd before the replay, as autovacuum would have it.
 
@@ -70,6 +71,7 @@ from app.storage.repositories.outputs import REPLAY_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
+LAST_MASTER_PID = None  # the master of the gunicorn last started by gunicorn()
 OUTPUT = b"\nevent: output\n"
 # What the stream's replay reads (app/storage/repositories/outputs.py), minus its
 # paging: the same columns, so both sides fetch the same bytes.
@@ -157,6 +159,8 @@ def gunicorn(url, workers, threads):
     # control socket: its default path is shared by every gunicorn of this user.
     proc = subprocess.Popen([BIN / "gunicorn", "--no-control-socket"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL)
+    global LAST_MASTER_PID  # bench/followers.py reads its workers' memory
+    LAST_MASTER_PID = proc.pid
     try:
         for _ in range(300):  # up to 30 s for the workers to boot
             try:
@@ -168,7 +172,9 @@ def gunicorn(url, workers, threads):
                 time.sleep(0.1)
         else:
             raise RuntimeError("gunicorn did not answer within 30 s")
-        print(f"gunicorn (gunicorn.conf.py): gthread, {workers} worker(s) x {threads} threads")
+        worker_class = os.environ.get("GUNICORN_WORKER_CLASS", "gevent")
+        print(f"gunicorn (gunicorn.conf.py): {worker_class}, {workers} worker(s)"
+              f" ({threads} threads each under gthread)")
         yield port
     finally:
         proc.terminate()

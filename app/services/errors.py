@@ -66,3 +66,13 @@ class MigrationError(ServiceError):
     """The migrations folder is missing, empty or inconsistent (bad name, gap, twin)."""
 
     code = "migration_error"
+
+
+class TooManyStreams(ServiceError):
+    """The token already holds as many open live streams as it may."""
+
+    code = "too_many_streams"
+
+    def __init__(self, message, details=None, retry_after=1):
+        super().__init__(message, details)
+        self.retry_after = retry_after

@@ -68,16 +68,21 @@ def resume_cursor(session_id, new_uow, *, after=None, client_id=None, caller=OPE
 
 
 def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=None,
-           caller=OPEN, sleep=time.sleep, monotonic=time.monotonic, clock=utc_now):
+           caller=OPEN, sleep=time.sleep, monotonic=time.monotonic, clock=utc_now, wait=None):
     """Yield every buffered event after `cursor` once, in order, then tail the buffer
     until the session ends (End) or `settings.max_seconds` pass.
+
+    Between reads the stream waits: with `wait(session_id, cursor, timeout)` (a
+    `live_hub.Watch`, one wake-up per process and session for every follower)
+    until something follows `cursor` or the next heartbeat is due; without it, it
+    sleeps `settings.poll_seconds` and reads again.
 
     A stream lasts long after the request that opened it was authorised: every
     `settings.heartbeat_seconds` the caller's token is looked up again, and the
     stream stops without `end` once it is revoked (the reconnect then gets a 401).
     """
     started = last_sent = last_checked = monotonic()
-    reread_before_end = False
+    reread_before_end = woken = False
     while True:
         due = monotonic() - last_checked >= settings.heartbeat_seconds
         if caller.token_id is not None and due:
@@ -89,16 +94,19 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
             # A full page that starts right after the cursor is all there is to know:
             # nothing before it expired, and more is waiting. Replaying a long buffer
             # then costs one query a page.
-            full_run = len(events) == settings.page_size and events[0][0] == cursor + 1
+            # Any page that starts right after the cursor needs no retention lookup either
+            # (a live follower's usual read).
+            contiguous = bool(events) and events[0][0] == cursor + 1
+            full_run = contiguous and len(events) == settings.page_size
             if not full_run:
                 session = uow.sessions.get(session_id)
-                oldest = uow.outputs.oldest_index(session_id)
+                oldest = None if contiguous else uow.outputs.oldest_index(session_id)
         if not full_run:
             if session is None:
                 return  # deleted while streaming: nothing more will come
             # Anything between the cursor and what is retained has expired.
             retained_from = oldest if oldest is not None else session.next_event_index
-            if cursor + 1 < retained_from:
+            if not contiguous and cursor + 1 < retained_from:
                 yield Reset(cursor, retained_from)
                 cursor = retained_from - 1
                 last_sent = monotonic()
@@ -127,7 +135,21 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
         if now - last_sent >= settings.heartbeat_seconds:
             yield Heartbeat()
             last_sent = now
-        sleep(settings.poll_seconds)
+        if wait is None or (woken and not events):
+            # (A wake-up this read found nothing for, e.g. a hole retention left in
+            # the buffer, is not waited on again at once: that would spin.)
+            sleep(settings.poll_seconds)
+            woken = False
+        else:
+            checked = last_checked if caller.token_id is not None else None
+            woken = wait(session_id, cursor, _until_due(now, settings, started, last_sent, checked))
+
+
+def _until_due(now, settings, started, last_sent, last_checked):
+    """Seconds until the stream must act by itself: a heartbeat, a token check, its end."""
+    due = last_sent if last_checked is None else min(last_sent, last_checked)
+    due = min(due + settings.heartbeat_seconds, started + settings.max_seconds)
+    return max(0.0, due - now)
 
 
 def _remember_delivery(new_uow, session_id, client_id, cursor, clock):

@@ -89,7 +89,8 @@ def split_statements(sql):
 def status(engine, folder):
     """(applied, pending): applied as {version: (name, applied_at)}, pending Migrations."""
     found = discover(folder, engine.dialect.name)  # a bad folder fails before the database is touched
-    with engine.begin() as conn:
+    # A writer's transaction: the first run creates schema_migrations here.
+    with engine.connect() as conn, conn.execution_options(**{WRITE_OPTION: True}).begin():
         repo = SchemaMigrationRepository(conn)
         repo.lock()
         repo.ensure_table()

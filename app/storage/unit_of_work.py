@@ -8,6 +8,7 @@ from app.storage.repositories.outputs import OutputRepository
 from app.storage.repositories.search import SearchRepository
 from app.storage.repositories.sessions import SessionRepository
 from app.storage.repositories.stream_cursors import StreamCursorRepository
+from app.storage.repositories.stream_leases import StreamLeaseRepository
 from app.storage.repositories.tokens import TokenRepository
 from app.storage.repositories.turn_states import TurnStateRepository
 from app.storage.repositories.turns import TurnRepository
@@ -22,6 +23,7 @@ class AbstractUnitOfWork:
     """One transaction with its repositories; leaving it rolls back what was not committed."""
 
     sessions = messages = outputs = turn_states = turns = usage = stream_cursors = tokens = search = None
+    stream_leases = None
 
     def __enter__(self):
         """Start the unit of work."""
@@ -72,6 +74,7 @@ class SqlUnitOfWork(AbstractUnitOfWork):
         self.turns = TurnRepository(conn)
         self.usage = UsageRepository(conn)
         self.stream_cursors = StreamCursorRepository(conn)
+        self.stream_leases = StreamLeaseRepository(conn)
         self.tokens = TokenRepository(conn)
         self.search = SearchRepository(conn)
         return self

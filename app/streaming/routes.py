@@ -11,6 +11,7 @@ from app.errors import ApiError
 from app.providers.surrogates import has_unstorable
 from app.services import streaming as service
 from app.services.access import USER
+from app.streaming import live
 from app.streaming import sse
 
 bp = Blueprint("streaming", __name__, url_prefix="/api/remote/sessions")
@@ -28,7 +29,8 @@ def stream(session_id):
     """The session's output as `text/event-stream`, resumable by event index.
 
     The cursor is the `Last-Event-ID` header, else `?after=`, else the cursor
-    stored for `?client_id=`, else the start of the buffer.
+    stored for `?client_id=`, else the start of the buffer. A token holds at most
+    MAX_STREAMS_PER_TOKEN streams at once (429 `too_many_streams` beyond).
     """
     client_id = _client_id()
     new_uow = db.detached_units_of_work()
@@ -41,9 +43,12 @@ def stream(session_id):
         max_seconds=current_app.config["STREAM_MAX_SECONDS"],
     )
     retry_ms = current_app.config["STREAM_RETRY_MS"]
+    follower = live.open_follower(session_id, current_caller())
     records = service.follow(session_id, cursor, new_uow, settings=settings, client_id=client_id,
-                             caller=current_caller())
-    response = Response(_frames(session_id, records, retry_ms), mimetype="text/event-stream")
+                             caller=current_caller(), wait=follower.wait)
+    response = Response(_frames(session_id, follower.tended(records), retry_ms),
+                        mimetype="text/event-stream")
+    response.call_on_close(follower.close)
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
     return response

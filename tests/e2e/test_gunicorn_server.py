@@ -1,4 +1,4 @@
-"""A real gunicorn (two gthread workers) on loopback: concurrent runners, exact results."""
+"""A real gunicorn (two workers, gunicorn.conf.py's class) on loopback: concurrent runners, exact results."""
 import runpy
 import sqlite3
 import threading

@@ -224,3 +224,37 @@ def test_a_live_token_keeps_its_stream(uow):
     fake = FakeTime(lambda sleeps: sleeps == 8 and ingest.complete_session("s1", 0, uow))
     records = run(uow, fake=fake, caller=Caller("user", "alice", token_id=7), max_seconds=100.0)
     assert records[-1] == End("completed", 0, 0)
+
+
+def test_with_a_wait_seam_the_stream_waits_until_its_next_heartbeat_instead_of_polling(uow):
+    fake = FakeTime()
+    waits = []
+
+    def wait(session_id, cursor, timeout):
+        waits.append((session_id, cursor, timeout))
+        fake.now += timeout
+        if len(waits) == 2:
+            send(uow, "a")
+            ingest.complete_session("s1", 0, uow)
+        return len(waits) == 2
+
+    records = list(streaming.follow("s1", -1, uow, sleep=fake.sleep, monotonic=fake.monotonic,
+                                    wait=wait, settings=StreamSettings(heartbeat_seconds=3.0)))
+    assert fake.sleeps == 0  # no poll interval: the hub wakes it
+    assert waits == [("s1", -1, 3.0), ("s1", -1, 3.0)]
+    assert [type(r).__name__ for r in records] == ["Heartbeat", "Page", "End"]
+
+
+def test_a_wake_up_that_finds_nothing_is_followed_by_one_poll_interval_not_a_spin(uow):
+    fake = FakeTime()
+    waits = []
+
+    def always_awake(session_id, cursor, timeout):
+        waits.append(cursor)
+        if len(waits) == 3:
+            ingest.complete_session("s1", 0, uow)
+        return True  # e.g. the mark is ahead of rows retention removed
+
+    list(streaming.follow("s1", -1, uow, sleep=fake.sleep, monotonic=fake.monotonic,
+                          wait=always_awake, settings=StreamSettings(poll_seconds=1.0)))
+    assert len(waits) == 3 and fake.sleeps == 2  # wait, sleep, wait, sleep, wait

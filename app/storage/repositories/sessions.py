@@ -1,6 +1,7 @@
 """SQL for `agent_sessions`."""
 import json
 
+from sqlalchemy import bindparam
 from sqlalchemy import text
 
 from app.services.models import AgentSession
@@ -17,6 +18,12 @@ INSERT = text(
 )
 NUL = "\x00"
 SELECT_ONE = text(f"SELECT {COLUMNS} FROM agent_sessions WHERE session_id = :session_id")
+# Where each followed session stands, for the live hub's one poll per process.
+SELECT_MARKS = text(
+    "SELECT session_id, next_event_index, status FROM agent_sessions"
+    " WHERE session_id IN :session_ids"
+).bindparams(bindparam("session_ids", expanding=True))
+MARKS_PER_QUERY = 500
 # A no-op write that returns the row: it takes the row lock (PostgreSQL; SQLite
 # writers already hold the database lock) so ingest for one session is serial.
 LOCK_AND_SELECT = text(
@@ -87,6 +94,15 @@ class SessionRepository:
                 "now": now,
             },
         )
+
+    def marks(self, session_ids):
+        """{session_id: (next_event_index, status)} for those of `session_ids` that exist."""
+        ids = [sid for sid in session_ids if NUL not in sid]
+        found = {}
+        for at in range(0, len(ids), MARKS_PER_QUERY):
+            rows = self.conn.execute(SELECT_MARKS, {"session_ids": ids[at:at + MARKS_PER_QUERY]})
+            found.update((row[0], (row[1], row[2])) for row in rows)
+        return found
 
     def get(self, session_id):
         """The session, or None when there is no such session."""

@@ -1,0 +1,100 @@
+"""What every live follower of a session's buffer holds while it streams: a watch on
+the process's live hub (its wake-ups), a lease counted against its token's stream
+limit, and a check that the client is still there. `/stream` uses it; any other
+feed of the buffer can use it the same way:
+
+    follower = live.open_follower(session_id, caller)   # 429 when over the limit
+    records = follower.tended(streaming.follow(..., wait=follower.wait))
+    response.call_on_close(follower.close)
+"""
+import select
+import socket
+import threading
+import time
+
+from flask import current_app
+from flask import request
+
+from app import db
+from app.services import stream_leases
+from app.services.live_hub import LiveHub
+from app.services.live_hub import marks_reader
+from app.services.streaming import Heartbeat
+
+HUB_KEY = "turnlog_live_hub"
+# A lease outlives its last renewal by this many heartbeats, so a busy process is
+# not counted out, and a dead one's streams free their slots soon after.
+LEASE_HEARTBEATS = 3
+_hub_lock = threading.Lock()
+
+
+def hub():
+    """The live hub of this app in this process, made on first use (after gunicorn's
+    fork and gevent's patching, since the app loads in each worker)."""
+    app = current_app._get_current_object()
+    with _hub_lock:
+        if HUB_KEY not in app.extensions:
+            reader = marks_reader(db.detached_units_of_work())
+            app.extensions[HUB_KEY] = LiveHub(reader, app.config["STREAM_POLL_SECONDS"])
+        return app.extensions[HUB_KEY]
+
+
+def open_follower(session_id, caller):
+    """A Follower of `session_id` for `caller`; TooManyStreams (429) when its token
+    already holds MAX_STREAMS_PER_TOKEN open streams."""
+    config = current_app.config
+    heartbeat = config["STREAM_HEARTBEAT_SECONDS"]
+    new_uow = db.detached_units_of_work()
+    lease = None
+    if caller.token_id is not None:
+        lease = stream_leases.acquire(caller.token_id, session_id, new_uow,
+                                      limit=config["MAX_STREAMS_PER_TOKEN"],
+                                      ttl_seconds=heartbeat * LEASE_HEARTBEATS,
+                                      retry_after=heartbeat)
+    client = request.environ.get("gunicorn.socket")
+    return Follower(hub().watch(session_id), lease, new_uow, heartbeat, client)
+
+
+class Follower:
+    def __init__(self, watch, lease, new_uow, heartbeat_seconds, client_socket,
+                 monotonic=time.monotonic):
+        self.wait = watch.wait
+        self._watch = watch
+        self._lease = lease
+        self._new_uow = new_uow
+        self._heartbeat = heartbeat_seconds
+        self._client = client_socket
+        self._monotonic = monotonic
+
+    def tended(self, records):
+        """`records` passed on, renewing the lease every heartbeat interval, and ending
+        at a heartbeat once the client has gone (rather than at the next write that
+        fails, which after a plain close is the second one)."""
+        renewed = self._monotonic()
+        for record in records:
+            if isinstance(record, Heartbeat) and client_gone(self._client):
+                return
+            if self._lease is not None and self._monotonic() - renewed >= self._heartbeat:
+                stream_leases.renew(self._lease, self._new_uow,
+                                    ttl_seconds=self._heartbeat * LEASE_HEARTBEATS)
+                renewed = self._monotonic()
+            yield record
+
+    def close(self):
+        """Leave the hub and free the token's slot; safe to call more than once."""
+        self._watch.close()
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            stream_leases.release(lease, self._new_uow)
+
+
+def client_gone(sock):
+    """True when the client closed or reset its side of the connection. A client that
+    sent nothing (or a next request) is still there; so is an unknown socket."""
+    if sock is None:
+        return False
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):  # reset, or already closed
+        return True
