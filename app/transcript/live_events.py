@@ -9,6 +9,8 @@ worker continues it. Pure. Events are (name, data) pairs; `event_codec.py` store
 from app.transcript import event_types as ev
 from app.transcript.live_items import KINDS
 from app.transcript.live_items import item_events
+from app.transcript.live_streamed import streamed_events
+from app.transcript.live_streamed import take_streamed
 from app.transcript.transcript_turn import token_totals
 
 PROCESS_EXIT = "process_exit"
@@ -47,7 +49,7 @@ class LiveEvents:
         partial = event.info.get("partial") if event.kind == ev.IGNORED else None
         if partial:
             self._open(event_index, received_at, buffer, out)
-            self._partial(partial, out)
+            streamed_events(self, partial, out)
         elif event.kind == ev.TURN_STARTED:
             self._open(event_index, received_at, buffer, out)
             self.state["items"] = {}  # item ids start afresh, as in the accumulator
@@ -87,7 +89,7 @@ class LiveEvents:
             self._grow_run(block["text"], out)
             return
         self.end_run(out)
-        block_id = self._take_streamed(kind, message_id) or self.start_block(kind, block, out)
+        block_id = take_streamed(self, kind, message_id) or self.start_block(kind, block, out)
         self.complete_block(block_id, kind, dict(block), out)
 
     def start_block(self, kind, block, out):
@@ -121,39 +123,6 @@ class LiveEvents:
             self.state["run"] = [self.start_block("text", {}, out), ""]
         self.state["run"][1] += text
         self.delta(self.state["run"][0], text, out)
-
-    def _partial(self, partial, out):
-        """Claude's stream events: a message begins, a block starts, a block grows."""
-        if partial["op"] == "message":
-            self.state["message_id"] = partial.get("message_id")
-            return
-        kind = KINDS.get(partial["block"].get("type")) if partial["op"] == "start" \
-            else partial["type"]
-        block_id = self._streamed_at(partial["index"])
-        if partial["op"] == "start" or block_id is None:
-            if kind is None:
-                return
-            block_id = self.start_block(kind, partial.get("block", {}), out)
-            self.state["streamed"].append([partial["index"], block_id, kind,
-                                           self.state.get("message_id")])
-        if partial["op"] == "delta":
-            self.delta(block_id, partial["text"], out)
-
-    def _streamed_at(self, index):
-        message_id = self.state.get("message_id")
-        for at, block_id, _, owner in reversed(self.state["streamed"]):
-            if at == index and owner == message_id:
-                return block_id
-        return None
-
-    def _take_streamed(self, kind, message_id):
-        """The first streamed block of this kind (and message) still waiting for its
-        whole line; it is complete now."""
-        for n, (_, block_id, streamed_kind, owner) in enumerate(self.state["streamed"]):
-            if streamed_kind == kind and (owner is None or message_id in (None, owner)):
-                del self.state["streamed"][n]
-                return block_id
-        return None
 
     def _open(self, event_index, received_at, buffer, out):
         """Start the live turn unless one is open. A turn the accumulator began before
