@@ -8,6 +8,7 @@ from app.api_docs import envelopes
 from app.api_docs.errors import BODY
 from app.api_docs.errors import NOT_FOUND
 from app.api_docs.errors import error_responses
+from app.api_docs.live_events import LIVE_EVENT
 from app.formats import exports
 from app.streaming.routes import MAX_CLIENT_ID
 
@@ -41,6 +42,7 @@ SSE_EVENT = {
         "retry": {"type": "integer"},
     },
 }
+
 SESSION_ID = {"in": "path", "name": "session_id", "required": True,
               "description": "the session's id, as returned when it was opened",
               "schema": {"type": "string"}}
@@ -121,6 +123,23 @@ def operations(config):
                             " when the session is over",
                             {"text/event-stream": {"schema": SSE_EVENT}})},
         "errors": error_responses(NOT_FOUND, {422: "`invalid_cursor` or `invalid_client_id`"}),
+    }
+    yield f"{BASE}/{{session_id}}/events", "get", {
+        "operationId": "streamLiveEvents",
+        "summary": "Normalized live events (turns and their blocks) as Server-Sent Events",
+        "security": USER,
+        "parameters": [
+            SESSION_ID,
+            {"in": "header", "name": "Last-Event-ID", "required": False,
+             "description": "resume after this event id, `<line>.<n>`, or after every event"
+                            " of line `<line>` (-1: from the start); wins over `after`",
+             "schema": {"type": "string"}},
+            _query("after", "resume after this event id (as Last-Event-ID)"),
+        ],
+        "responses": {200: ("`retry`, the live events, `reset`, keep-alive comments, and one"
+                            " `end` when the session is over",
+                            {"text/event-stream": {"schema": LIVE_EVENT}})},
+        "errors": error_responses(NOT_FOUND, {422: "`invalid_cursor`"}),
     }
     yield from _writes()
 
