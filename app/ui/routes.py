@@ -71,7 +71,7 @@ def session(session_id):
     found = service.get_session(session_id, db.reading(), caller=current_caller())
     last_id = found.messages[-1].id if found.messages else 0
     return render_template(
-        "ui/session.html", session=found, bubbles=bubbles(found.messages),
+        "ui/session.html", agent_session=found, bubbles=bubbles(found.messages),
         last_message_id=last_id,
         # The transcript and the event counter are read in one transaction, so
         # following the stream from here misses no turn and replays none.

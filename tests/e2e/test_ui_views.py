@@ -94,7 +94,11 @@ def test_every_ingested_block_kind_is_rendered(client):
                      r'<span class="label">Error</span>\s*<a class="tool-link" '
                      r'href="#tool-\d+-toolu_7">Bash · toolu_7</a>', turn)
     assert '<pre class="output">boom: no such file</pre>' in turn
-    assert turn.index("I will run") < turn.index("Thinking")  # content text, then blocks
+    # In arrival order: thinking, text, the call with its result nested under it.
+    assert turn.index("Thinking") < turn.index("I will run") < turn.index("tool-use")
+    assert re.search(r'<div class="tool-call">\s*<details class="block tool-use".*?'
+                     r'<details class="block tool-result.*?</details>\s*</div>', turn, re.S)
+    assert turn.count("I will run") == 1
     assert_no_inline_script(html)
 
 
