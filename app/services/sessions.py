@@ -78,11 +78,20 @@ def list_messages(session_id, uow, *, after=None, limit, caller=OPEN):
     return Page(items, cursor)
 
 
-def list_sessions(uow, *, cursor=None, limit, caller=OPEN):
-    """The sessions `caller` may read, newest first, one keyset page at a time."""
+def list_sessions(uow, *, cursor=None, limit, caller=OPEN, with_openers=False):
+    """The sessions `caller` may read, newest first, one keyset page at a time.
+
+    `with_openers`: each session's `messages` holds its opening rows only (its
+    first init note and first assistant row with text, content cut short), what
+    a list needs to title it; read in the same transaction.
+    """
     before = _decode_session_cursor(cursor) if cursor else None
     with uow:
         items = uow.sessions.list_page(limit, before, owner=caller.owner_scope)
+        if with_openers and items:
+            openers = uow.messages.openers([s.session_id for s in items])
+            for session in items:
+                session.messages = openers.get(session.session_id, [])
     next_cursor = _encode_session_cursor(items[-1]) if len(items) == limit else None
     return Page(items, next_cursor)
 

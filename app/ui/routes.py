@@ -22,6 +22,7 @@ from app.services import search as search_service
 from app.services import sessions as service
 from app.services.access import USER
 from app.ui import markdown
+from app.ui.titles import session_title
 from app.ui.transcript import bubbles
 
 bp = Blueprint("ui", __name__, template_folder="templates", static_folder="static",
@@ -45,9 +46,10 @@ def service_error(err):
 def sessions():
     """Sessions, newest first, one page per cursor."""
     page = service.list_sessions(db.reading(), cursor=request.args.get("cursor"),
-                                 limit=SESSIONS_PER_PAGE, caller=current_caller())
-    return render_template("ui/sessions.html", sessions=page.items,
-                           next_cursor=page.next_cursor)
+                                 limit=SESSIONS_PER_PAGE, caller=current_caller(),
+                                 with_openers=True)
+    rows = [(s, session_title(s.context, s.messages)) for s in page.items]
+    return render_template("ui/sessions.html", rows=rows, next_cursor=page.next_cursor)
 
 
 @bp.get("/search")
@@ -72,6 +74,7 @@ def session(session_id):
     last_id = found.messages[-1].id if found.messages else 0
     return render_template(
         "ui/session.html", agent_session=found, bubbles=bubbles(found.messages),
+        title=session_title(found.context, found.messages),
         last_message_id=last_id,
         # The transcript and the event counter are read in one transaction, so
         # following the stream from here misses no turn and replays none.

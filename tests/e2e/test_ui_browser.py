@@ -203,7 +203,7 @@ def test_the_session_list_links_to_the_transcript(open_page, app_server):
     page = open_page(f"{app_server.base}/sessions")
     page.click(f'a.session-link >> text="{sid}"')
     page.wait_for_url(f"**/sessions/{sid}")
-    assert page.locator("h1").inner_text() == sid
+    assert page.locator("h1").inner_text() == sid  # untitled: it said nothing yet
     wait_for_state(page, "live")
 
 

@@ -46,10 +46,37 @@ def test_the_session_list_shows_type_status_counts_and_a_link(client):
     assert f'href="/sessions/{flow}"' in rows[0] and f'href="/sessions/{chat}"' in rows[1]
     cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>",
                                                                    rows[1], re.S)]
-    assert cells[:5] == [chat, "chat", "completed", "1", "0"]
+    assert cells[0].split() == ["hi", chat]  # the title, then the id
+    assert cells[1:5] == ["chat", "completed", "1", "0"]
     assert cells[5].endswith(" UTC")
     assert "workflow" in rows[0] and "running" in rows[0]
     assert_no_inline_script(html)
+
+
+def test_sessions_are_titled_by_prompt_or_first_text_with_model_and_cwd(client):
+    sid = create_session(client, "agent")
+    post_lines(client, sid, [cl.system_init(), cl.assistant(cl.tool_use("t1")), cl.result(),
+                             cl.assistant(cl.text(f"Fixing **the** pager {SCRIPT}\nmore")),
+                             cl.result()])
+    asked = create_session(client, "chat", {"prompt": "Why is CI red?"})
+    post_lines(client, asked, [cl.assistant(cl.text("Because.")), cl.result()])
+    untitled = create_session(client, "terminal")
+    listing = page(client, "/sessions")
+    escaped = "Fixing the pager &lt;script&gt;window.pwned = 1&lt;/script&gt;"
+    assert re.search(rf'<a class="session-link" href="/sessions/{sid}">{re.escape(escaped)}</a>',
+                     listing)
+    assert SCRIPT not in listing
+    assert '· <span class="model">claude-sonnet-4-5</span> · <code class="cwd">/repo</code>' \
+        in listing
+    assert f'href="/sessions/{asked}">Why is CI red?</a>' in listing
+    assert f'class="session-link untitled" href="/sessions/{untitled}">{untitled}</a>' in listing
+
+    html = page(client, f"/sessions/{sid}")
+    assert f"<title>{escaped} · turnlog</title>" in html
+    assert f'<h1 class="session-title">{escaped}</h1>' in html
+    assert f'<code class="session-id">{sid}</code>' in html and 'class="model"' in html
+    assert f'<h1 class="session-title untitled">{untitled}</h1>' in page(client,
+                                                                       f"/sessions/{untitled}")
 
 
 def test_the_session_list_pages_by_cursor(client, monkeypatch):
