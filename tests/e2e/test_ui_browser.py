@@ -252,3 +252,30 @@ def test_sign_in_once_then_the_cookie_carries_the_page_and_its_live_stream(
         assert user_token not in cookie["value"]
     finally:
         context.close()
+
+
+LONG_URL = "https://example.com/" + "/".join(f"segment-{n}" for n in range(30))
+LONG_CODE = "```\n" + "x = [" + ", ".join(str(n) for n in range(200)) + "]\n```"
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_at_390_px_nothing_scrolls_sideways_in_either_theme(browser, app_server, theme):
+    sid = new_session(app_server.base, "workflow", {"workflow_id": "wf", "prompt": "w" * 300})
+    runner = Runner(app_server.base, sid)
+    wide_input = {"command": "echo " + "y" * 400, "path": "/" + "/".join(["deep"] * 60)}
+    runner.post(cl.system_init(),
+                cl.assistant(cl.text(f"See {LONG_URL} and `{'z' * 200}`\n\n{LONG_CODE}")),
+                cl.assistant(cl.tool_use("toolu_w", "Bash" * 30, wide_input)),
+                cl.tool_result("toolu_w", "q" * 2000), cl.result())
+    context = browser.new_context(viewport={"width": 390, "height": 800}, color_scheme=theme)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        for path in (f"/sessions/{sid}", "/sessions", "/search?q=segment"):
+            page.goto(app_server.base + path)
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert (background == "rgb(18, 21, 28)") is (theme == "dark")
+    finally:
+        context.close()

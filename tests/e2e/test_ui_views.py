@@ -66,7 +66,7 @@ def test_sessions_are_titled_by_prompt_or_first_text_with_model_and_cwd(client):
     assert re.search(rf'<a class="session-link" href="/sessions/{sid}">{re.escape(escaped)}</a>',
                      listing)
     assert SCRIPT not in listing
-    assert '· <span class="model">claude-sonnet-4-5</span> · <code class="cwd">/repo</code>' \
+    assert '· <code class="model">claude-sonnet-4-5</code> · <code class="cwd">/repo</code>' \
         in listing
     assert f'href="/sessions/{asked}">Why is CI red?</a>' in listing
     assert f'class="session-link untitled" href="/sessions/{untitled}">{untitled}</a>' in listing
