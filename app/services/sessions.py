@@ -68,6 +68,12 @@ def get_session(session_id, uow, *, caller=OPEN):
     return session
 
 
+def get_session_summary(session_id, uow, *, caller=OPEN):
+    """The session's row (status and counters) without its transcript."""
+    with uow:
+        return readable_session(uow, session_id, caller)
+
+
 def list_messages(session_id, uow, *, after=None, limit, caller=OPEN):
     """One keyset page of the transcript; the cursor is the last message id seen."""
     after_id = _int_cursor(after)

@@ -51,6 +51,49 @@ def bubbles(messages):
     return out
 
 
+@dataclass(frozen=True)
+class OpenTurnBubble:
+    """The turn still accumulating, shown provisionally until its row is written."""
+
+    turn_id: str
+    timestamp: str
+    parts: list  # as a Bubble's, text as plain text (static/viewer.js appends to it)
+
+
+def open_turn_bubble(open_turn):
+    """The provisional bubble of a session's `open_turn` ({turn_id, started_at,
+    visible_text, content_blocks}), or None when there is none or it shows nothing.
+
+    Its text stays plain (not Markdown) because the page keeps appending streamed
+    text to it; the row that replaces it is rendered as Markdown. A block that
+    carries a `block_id` keeps it, so live events find it.
+    """
+    if not isinstance(open_turn, dict) or not open_turn.get("turn_id"):
+        return None
+    message = _OpenTurnRow(open_turn.get("content_blocks"))
+    blocks = _blocks(message)
+    tool_names = {block.get("id"): block.get("name") for block in blocks
+                  if block.get("type") in TOOL_USES}
+    parts = []
+    for block in blocks:
+        if block.get("type") == "text":
+            text = block.get("text")
+            part = {"kind": "streaming_text", "text": text} if _visible(text) else None
+        else:
+            part = _part(block, tool_names, "open")
+        if part:
+            parts.append({**part, "block_id": str(block.get("block_id") or "")})
+    if not parts:
+        return None
+    return OpenTurnBubble(str(open_turn["turn_id"]), str(open_turn.get("started_at") or ""),
+                          nested(parts))
+
+
+@dataclass(frozen=True)
+class _OpenTurnRow:
+    content_blocks: list
+
+
 def nested(parts):
     """`parts` with each tool_result moved into the `results` of the tool_use it answers.
 
@@ -92,6 +135,7 @@ def _part(block, tool_names, message_id):
     if kind in TOOL_USES:
         tool_input = block.get("input")
         return {"kind": "tool_use", "name": str(block.get("name") or "tool"),
+                "tool_id": str(block.get("id") or ""),
                 "anchor": anchor(message_id, block.get("id")), "preview": _preview(tool_input),
                 "input_json": _json(tool_input if tool_input is not None else {}),
                 "results": []}

@@ -123,7 +123,7 @@ def test_every_ingested_block_kind_is_rendered(client):
     assert '<pre class="output">boom: no such file</pre>' in turn
     # In arrival order: thinking, text, the call with its result nested under it.
     assert turn.index("Thinking") < turn.index("I will run") < turn.index("tool-use")
-    assert re.search(r'<div class="tool-call">\s*<details class="block tool-use".*?'
+    assert re.search(r'<div class="tool-call" data-call-id="toolu_7">\s*<details class="block tool-use".*?'
                      r'<details class="block tool-result.*?</details>\s*</div>', turn, re.S)
     assert turn.count("I will run") == 1
     assert_no_inline_script(html)
@@ -255,3 +255,67 @@ def test_search_page_without_a_query_shows_the_form_only(client):
     html = page(client, "/search")
     assert 'name="q"' in html and "Nothing matches" not in html
     assert "Nothing matches" in page(client, "/search?q=absent")
+
+
+def test_the_header_counters_come_as_json(client):
+    sid = create_session(client, "chat")
+    post_lines(client, sid, [cl.assistant(cl.text("one")), cl.result(),
+                             cl.assistant(cl.tool_use("t1")), cl.result()])
+    response = client.get(f"/sessions/{sid}/counters")
+    assert response.status_code == 200 and response.headers["Cache-Control"] == "no-store"
+    assert response.get_json() == {"status": "running", "message_count": 1,
+                                   "conversation_turn_count": 2, "total_tokens": 0}
+    html = page(client, f"/sessions/{sid}")
+    assert '<dd id="count-messages">1</dd>' in html and '<dd id="count-turns">2</dd>' in html
+    assert client.get("/sessions/nope/counters").status_code == 404
+
+
+OPEN_TURN = {"turn_id": "turn:open", "started_at": "2026-12-02T16:49:41.000000Z",
+             "visible_text": f"Half {SCRIPT}", "content_blocks": [
+                 {"type": "text", "text": f"Half {SCRIPT}", "block_id": "b0"},
+                 {"type": "tool_use", "id": "toolu_o", "name": "Bash",
+                  "input": {"command": "ls"}, "block_id": "b1"},
+                 {"type": "tool_result", "tool_use_id": "toolu_o", "content": "a.txt",
+                  "block_id": "b2"}]}
+
+
+@pytest.fixture
+def with_open_turn(monkeypatch):
+    """The session read carries OPEN_TURN, as GET /api/remote/sessions/<id> reports it."""
+    from app.ui import routes
+
+    real = routes.service.get_session
+
+    def get_session(*args, **kwargs):
+        found = real(*args, **kwargs)
+        found.open_turn = OPEN_TURN
+        return found
+    monkeypatch.setattr(routes.service, "get_session", get_session)
+
+
+def test_the_first_render_shows_the_open_turn_last_and_provisional(client, with_open_turn):
+    sid = create_session(client, "agent")
+    post_lines(client, sid, [cl.assistant(cl.text("Closed turn.")), cl.result()])
+    html = page(client, f"/sessions/{sid}")
+    articles = re.findall(r"<article.*?</article>", html, re.S)
+    assert len(articles) == 2 and "Closed turn." in articles[0]
+    open_turn = articles[1]
+    assert open_turn.startswith('<article class="bubble role-assistant provisional" '
+                                'id="open-turn" data-turn-id="turn:open"')
+    assert ('<div class="markdown streaming" data-block-id="b0">Half '
+            '&lt;script&gt;window.pwned = 1&lt;/script&gt;</div>') in open_turn
+    assert re.search(r'<div class="tool-call" data-call-id="toolu_o">\s*<details class="block '
+                     r'tool-use" id="tool-open-toolu_o" data-block-id="b1">.*?<details class='
+                     r'"block tool-result" open data-block-id="b2">', open_turn, re.S)
+    assert_no_inline_script(html)
+    assert f'data-open-turn-url="/sessions/{sid}/open-turn"' in html
+
+    fragment = client.get(f"/sessions/{sid}/open-turn")
+    assert fragment.headers["Cache-Control"] == "no-store"
+    assert fragment.get_data(as_text=True).strip() == open_turn
+
+
+def test_with_no_open_turn_the_fragment_is_empty(client):
+    sid = create_session(client, "agent")
+    assert client.get(f"/sessions/{sid}/open-turn").get_data(as_text=True).strip() == ""
+    assert 'id="open-turn"' not in page(client, f"/sessions/{sid}")

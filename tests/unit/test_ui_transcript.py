@@ -2,6 +2,7 @@
 from app.services.models import Message
 from app.ui.transcript import anchor
 from app.ui.transcript import bubbles
+from app.ui.transcript import open_turn_bubble
 
 
 def message(id_, content="", blocks=(), role="assistant"):
@@ -102,3 +103,25 @@ def test_a_result_whose_call_is_in_another_row_keeps_its_place():
         {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}])])
     assert kinds(bubble) == ["tool_result", "tool_use"]
     assert bubble.parts[0]["text"] == "late" and bubble.parts[1]["results"][0]["text"] == "ok"
+
+
+def test_the_open_turn_is_a_provisional_bubble_in_arrival_order():
+    bubble = open_turn_bubble({"turn_id": "turn:x", "started_at": "2026-12-02T16:49:41Z",
+                               "visible_text": "Looking <b>.", "content_blocks": [
+        {"type": "text", "text": "Looking <b>.", "block_id": "b0"},
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"},
+         "block_id": "b1"},
+        {"type": "tool_result", "tool_use_id": "t1", "content": "a", "block_id": "b2"},
+        {"type": "text", "text": " "}]})
+    assert (bubble.turn_id, bubble.timestamp) == ("turn:x", "2026-12-02T16:49:41Z")
+    assert kinds(bubble) == ["streaming_text", "tool_use"]
+    text, use = bubble.parts
+    assert (text["text"], text["block_id"]) == ("Looking <b>.", "b0")  # plain, escaped later
+    assert use["block_id"] == "b1" and use["results"][0]["block_id"] == "b2"
+    assert use["anchor"] == "tool-open-t1"
+
+
+def test_no_open_turn_or_one_with_nothing_to_show_makes_no_bubble():
+    assert open_turn_bubble(None) is None
+    assert open_turn_bubble({"turn_id": "t", "content_blocks": []}) is None
+    assert open_turn_bubble({"turn_id": "t", "content_blocks": "junk"}) is None
