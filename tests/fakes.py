@@ -67,7 +67,7 @@ class FakeMessages:
             self.rows.append(Message(len(self.rows) + 1, session_id, draft.role, draft.content,
                                      draft.content_blocks, draft.metadata, draft.source,
                                      draft.turn_key, timestamp))
-            added.append(draft)
+            added.append((len(self.rows), draft))
         return added
 
     def openers(self, session_ids):
@@ -97,12 +97,26 @@ class FakeTurns:
 class FakeOutputs:
     def __init__(self):
         self.rows = []  # (session_id, StoredOutput)
+        self.live = {}  # (session_id, event_index) -> stored live events
 
     def known_seqs(self, session_id, seqs):
         return {o.producer_seq for sid, o in self.rows if sid == session_id} & set(seqs)
 
-    def add_many(self, session_id, outputs, expires_at):
+    def add_many(self, session_id, outputs, expires_at, live_events=()):
         self.rows.extend((session_id, out) for out in outputs)
+        for out, live in zip(outputs, live_events or [None] * len(outputs)):
+            if live is not None:
+                self.live[(session_id, out.event_index)] = live
+
+    def list_live_after(self, session_id, after, limit):
+        retained = {o.event_index for sid, o in self.rows if sid == session_id}
+        found = [(index, text) for (sid, index), text in self.live.items()
+                 if sid == session_id and index > after and index in retained]
+        return sorted(found)[:limit]
+
+    def last_live(self, session_id):
+        found = self.list_live_after(session_id, -1, 2**62)
+        return found[-1] if found else None
 
     def list_after(self, session_id, after, limit):
         found = [(o.event_index, o.event_json)
@@ -161,6 +175,17 @@ class FakeTurnStates:
         self.rows[session_id] = copy.deepcopy(snapshot)
 
 
+class FakeFinalEvents:
+    def __init__(self):
+        self.rows = {}
+
+    def get(self, session_id):
+        return self.rows.get(session_id)
+
+    def add(self, session_id, event_index, events, now):
+        self.rows.setdefault(session_id, (event_index, events))
+
+
 class FakeUsage:
     def __init__(self):
         self.receipts = set()
@@ -200,6 +225,7 @@ class FakeUnitOfWork(AbstractUnitOfWork):
         self.usage = FakeUsage()
         self.stream_cursors = FakeStreamCursors()
         self.tokens = FakeTokens()
+        self.final_events = FakeFinalEvents()
         self.commits = 0
 
     def commit(self):

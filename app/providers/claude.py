@@ -7,6 +7,7 @@ import json
 from app.providers.decode import parse_with
 from app.providers.json_depth import too_deep
 from app.transcript.event_types import ASSISTANT
+from app.transcript.event_types import IGNORED
 from app.transcript.event_types import RESULT
 from app.transcript.event_types import SYSTEM
 from app.transcript.event_types import TOOL_RESULTS
@@ -192,17 +193,55 @@ def _arguments(arguments):
     return value if value is not None else {}
 
 
+# `--include-partial-messages`: the raw API stream events (message_start,
+# content_block_start/delta, ...). The complete `assistant` line that follows
+# carries the same blocks whole, so the turn ignores these (reading the deltas too
+# would double the text); what they add is surfaced in `info["partial"]` for the
+# live events (app/transcript/live_events.py) and nothing else.
+DELTA_FIELDS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking"),
+                "input_json_delta": ("tool_use", "partial_json")}
+
+
+def parse_partial(obj):
+    """A raw API stream event: ignored by the turn, its live meaning in `info`."""
+    event = obj.get("event")
+    partial = _partial(event) if isinstance(event, dict) else None
+    info = {"reason": "partial_message"}
+    if partial is not None:
+        info["partial"] = partial
+    return StreamEvent(IGNORED, info=info)
+
+
+def _partial(event):
+    """{"op": "message" | "start" | "delta", ...} for the stream events a live view
+    can show; None for the rest (stops, signatures, message deltas)."""
+    kind, index = event.get("type"), event.get("index")
+    if kind == "message_start":
+        message = event.get("message")
+        message_id = message.get("id") if isinstance(message, dict) else None
+        return {"op": "message", "message_id": message_id if isinstance(message_id, str) else None}
+    if not isinstance(index, int) or isinstance(index, bool):
+        return None
+    if kind == "content_block_start" and isinstance(event.get("content_block"), dict):
+        block = event["content_block"]
+        return {"op": "start", "index": index,
+                "block": {key: block[key] for key in ("type", "id", "name") if key in block}}
+    delta = event.get("delta")
+    if kind == "content_block_delta" and isinstance(delta, dict):
+        block_type, field = DELTA_FIELDS.get(delta.get("type"), (None, None))
+        text = delta.get(field) if field else None
+        if isinstance(text, str) and text:
+            return {"op": "delta", "index": index, "type": block_type, "text": text}
+    return None
+
+
 PARSERS = {
     "assistant": parse_assistant,
     "message": parse_openai_message,
     "user": parse_user,
     "result": parse_result,
     "system": parse_system,
-    # `--include-partial-messages`: the raw API stream events (message_start,
-    # content_block_delta with text/thinking/input_json deltas, ...). The complete
-    # `assistant` line that follows carries the same blocks whole, so reading the
-    # deltas too would double the text; they stay in the buffer for live viewers.
-    "stream_event": lambda obj: ignored("partial_message"),
+    "stream_event": parse_partial,
 }
 
 

@@ -53,8 +53,20 @@ def parse_item(obj):
     item_id = text_of(item.get("id")) or None
     if not blocks and item_id is None:
         return ignored("empty_item")
-    return StreamEvent(ASSISTANT, blocks, item_id=item_id,
+    info = _provisional(kind, item)
+    return StreamEvent(ASSISTANT, blocks, item_id=item_id, info=info,
                        item_done=obj.get("type") == "item.completed")
+
+
+def _provisional(kind, item):
+    """A running command's output so far, for live events only: the turn keeps no
+    result until the command's final state (`info["provisional_blocks"]`)."""
+    output = item.get("aggregated_output")
+    if kind != "command_execution" or item.get("status") != IN_PROGRESS:
+        return {}
+    if not isinstance(output, str) or not output:
+        return {}
+    return {"provisional_blocks": [_tool_result(item, output, False)]}
 
 
 def parse_turn_started(obj):

@@ -6,6 +6,7 @@ and together: a crash leaves either all of a request's effects or none.
 """
 import shlex
 
+from app.formats import event_lines
 from app.providers import get_parser
 from app.services.access import OPEN
 from app.services.clock import iso_after
@@ -20,6 +21,7 @@ from app.services.models import TranscriptDelta
 from app.transcript.accumulator import Accumulator
 from app.transcript.accumulator import runner_note
 from app.transcript.flush_policy import policy_for
+from app.transcript.live_events import LiveEvents
 from app.transcript.transcript_turn import TranscriptTurn
 from app.transcript.turns import Turn
 
@@ -45,8 +47,8 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
             StoredOutput(start + offset, chunk.stream, chunk.data, chunk.seq, stamp)
             for offset, chunk in enumerate(fresh)
         ]
-        uow.outputs.add_many(session_id, stored, iso_after(now, retention_seconds))
-        delta = _transcribe(uow, session, stored, stamp, parse_line)
+        delta, live_events = _transcribe(uow, session, stored, stamp, parse_line)
+        uow.outputs.add_many(session_id, stored, iso_after(now, retention_seconds), live_events)
         uow.sessions.record_ingest(session_id, start + len(stored), delta.messages, stamp,
                                    new_turns=delta.turns, new_visible=delta.visible)
         uow.commit()
@@ -60,14 +62,18 @@ def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now):
         if session.is_completed:
             return session
         stamp = to_iso(clock())
-        accumulator = Accumulator.restore(uow.turn_states.load(session_id))
+        snapshot = uow.turn_states.load(session_id)
+        accumulator, live = Accumulator.restore(snapshot), LiveEvents.restore(snapshot)
         turn = accumulator.close(completed_at=stamp)
         policy = policy_for(session.session_type, session.context)
         turns = [_transcript_turn(uow, session_id, turn)] if turn else []
         drafts = [policy.draft(turn) for turn in turns]
-        delta = _write(uow, session_id, turns, drafts, stamp)
-        uow.turn_states.save(session_id, accumulator.snapshot(), stamp)
+        delta, row_ids = _write(uow, session_id, turns, drafts, stamp)
         status = "completed" if exit_code in (0, None) else "failed"
+        events = live.for_completion(turns[0] if turns else None, status, exit_code)
+        uow.final_events.add(session_id, session.next_event_index,
+                             event_lines.encode(events, row_ids), stamp)
+        uow.turn_states.save(session_id, {**accumulator.snapshot(), **live.snapshot()}, stamp)
         uow.sessions.mark_completed(session_id, status, exit_code, stamp)
         uow.sessions.add_messages(session_id, delta.messages, stamp,
                                   new_turns=delta.turns, new_visible=delta.visible)
@@ -135,25 +141,33 @@ def _transcribe(uow, session, stored, stamp, parse_line):
     at `stamp`."""
     sid = session.session_id
     policy = policy_for(session.session_type, session.context)
-    accumulator = Accumulator.restore(uow.turn_states.load(sid))
-    turns, drafts = [], []
+    snapshot = uow.turn_states.load(sid)
+    accumulator, live = Accumulator.restore(snapshot), LiveEvents.restore(snapshot)
+    turns, drafts, line_events = [], [], []
     for out in stored:
+        event, closed = None, None
         if out.stream == "stdout":
-            outcomes = accumulator.feed(parse_line(out.payload), out.event_index, stamp)
+            event = parse_line(out.payload)
+            if accumulator.is_repeat(event):
+                event = None  # a re-sent line: no turn content, no live events
+            outcomes = accumulator.feed(event, out.event_index, stamp) if event else []
         elif out.stream == "system":
             outcomes = [runner_note(out.event_index, out.payload)]
         else:
             outcomes = []
         for outcome in outcomes:
             if isinstance(outcome, Turn):
-                outcome = _transcript_turn(uow, sid, outcome)
+                outcome = closed = _transcript_turn(uow, sid, outcome)
                 turns.append(outcome)
             drafts.append(policy.draft(outcome))
+        line_events.append(live.for_line(event, out.event_index, stamp, accumulator.buffer,
+                                         closed) if event else None)
     unsaved = accumulator.take_unsaved_parts()
     uow.turn_states.append_parts(sid, unsaved.start, unsaved.parts)
     uow.turn_states.replace_parts(sid, unsaved.restated)
-    uow.turn_states.save(sid, accumulator.snapshot(), stamp)
-    return _write(uow, sid, turns, drafts, stamp)
+    uow.turn_states.save(sid, {**accumulator.snapshot(), **live.snapshot()}, stamp)
+    delta, row_ids = _write(uow, sid, turns, drafts, stamp)
+    return delta, [event_lines.encode(events, row_ids) for events in line_events]
 
 
 def _transcript_turn(uow, session_id, turn):
@@ -167,7 +181,8 @@ def _transcript_turn(uow, session_id, turn):
 
 
 def _write(uow, session_id, turns, drafts, stamp):
-    """Record the closed turns and insert each new row; return what the counters gain.
+    """Record the closed turns and insert each new row; return what the counters gain
+    and {turn key: row id} of the rows written.
 
     Only newly inserted keys count, so a replayed turn (same turn_key) moves no
     counter, whether or not it wrote a row. A turn with nothing in it (a re-sent
@@ -177,8 +192,9 @@ def _write(uow, session_id, turns, drafts, stamp):
     real = [turn for turn in turns if not turn.is_empty]
     new_turns = uow.turns.add_many_if_new(session_id, [turn.turn_id for turn in real], stamp)
     inserted = uow.messages.insert_new(session_id, [d for d in drafts if d is not None], stamp)
-    visible = sum(1 for d in inserted if d.role == "assistant" and d.content.strip())
-    return TranscriptDelta(len(inserted), new_turns, visible)
+    visible = sum(1 for _, d in inserted if d.role == "assistant" and d.content.strip())
+    return TranscriptDelta(len(inserted), new_turns, visible), {
+        d.turn_key: row_id for row_id, d in inserted}
 
 
 def _last_index(next_event_index):

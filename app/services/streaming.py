@@ -67,10 +67,25 @@ def resume_cursor(session_id, new_uow, *, after=None, client_id=None, caller=OPE
     return FROM_START if after is None else after
 
 
+def read_output_page(uow, session_id, cursor, limit):
+    """The `output` events after `cursor`: what GET .../stream sends."""
+    return uow.outputs.list_after(session_id, cursor, limit)
+
+
+def last_output_index(session):
+    """The index after which a completed session's buffer holds nothing more."""
+    return session.next_event_index - 1
+
+
 def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=None,
-           caller=OPEN, sleep=time.sleep, monotonic=time.monotonic, clock=utc_now):
+           caller=OPEN, sleep=time.sleep, monotonic=time.monotonic, clock=utc_now,
+           read_page=read_output_page, last_index=last_output_index):
     """Yield every buffered event after `cursor` once, in order, then tail the buffer
     until the session ends (End) or `settings.max_seconds` pass.
+
+    `read_page(uow, session_id, cursor, limit)` reads up to `limit` (index, data)
+    pairs after `cursor`, and `last_index(session)` says where a completed session's
+    pages end: the raw output by default, the live events for GET .../events.
 
     A stream lasts long after the request that opened it was authorised: every
     `settings.heartbeat_seconds` the caller's token is looked up again, and the
@@ -85,7 +100,7 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
                 return
             last_checked = monotonic()
         with new_uow() as uow:
-            events = uow.outputs.list_after(session_id, cursor, settings.page_size)
+            events = read_page(uow, session_id, cursor, settings.page_size)
             # A full page that starts right after the cursor is all there is to know:
             # nothing before it expired, and more is waiting. Replaying a long buffer
             # then costs one query a page.
@@ -111,7 +126,7 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
             if len(events) == settings.page_size:
                 continue  # more is waiting: read on without sleeping
         if session.is_completed:
-            last = session.next_event_index - 1
+            last = last_index(session)
             # Under READ COMMITTED (PostgreSQL) the session is read after the events, so
             # lines committed just before the completion can be missing from this read:
             # read once more before `end`. Once only: a hole left by retention (rows

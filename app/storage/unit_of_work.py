@@ -3,6 +3,7 @@
 Leaving the `with` block rolls back unless `commit()` was called, so a failed
 use case never leaves half its writes behind.
 """
+from app.storage.repositories.final_events import FinalEventRepository
 from app.storage.repositories.messages import MessageRepository
 from app.storage.repositories.outputs import OutputRepository
 from app.storage.repositories.search import SearchRepository
@@ -21,7 +22,8 @@ WRITE_OPTION = "turnlog_write"
 class AbstractUnitOfWork:
     """One transaction with its repositories; leaving it rolls back what was not committed."""
 
-    sessions = messages = outputs = turn_states = turns = usage = stream_cursors = tokens = search = None
+    sessions = messages = outputs = turn_states = turns = usage = stream_cursors = tokens = None
+    search = final_events = None
 
     def __enter__(self):
         """Start the unit of work."""
@@ -74,6 +76,7 @@ class SqlUnitOfWork(AbstractUnitOfWork):
         self.stream_cursors = StreamCursorRepository(conn)
         self.tokens = TokenRepository(conn)
         self.search = SearchRepository(conn)
+        self.final_events = FinalEventRepository(conn)
         return self
 
     def __exit__(self, *exc_info):

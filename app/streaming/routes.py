@@ -34,16 +34,24 @@ def stream(session_id):
     new_uow = db.detached_units_of_work()
     cursor = service.resume_cursor(session_id, new_uow, after=_requested_cursor(),
                                    client_id=client_id, caller=current_caller())
-    settings = service.StreamSettings(
+    retry_ms = current_app.config["STREAM_RETRY_MS"]
+    records = service.follow(session_id, cursor, new_uow, settings=stream_settings(),
+                             client_id=client_id, caller=current_caller())
+    return event_stream_response(_frames(session_id, records, retry_ms))
+
+
+def stream_settings():
+    """The configured page size, poll, heartbeat and lifetime of a stream."""
+    return service.StreamSettings(
         page_size=current_app.config["STREAM_PAGE_SIZE"],
         poll_seconds=current_app.config["STREAM_POLL_SECONDS"],
         heartbeat_seconds=current_app.config["STREAM_HEARTBEAT_SECONDS"],
         max_seconds=current_app.config["STREAM_MAX_SECONDS"],
     )
-    retry_ms = current_app.config["STREAM_RETRY_MS"]
-    records = service.follow(session_id, cursor, new_uow, settings=settings, client_id=client_id,
-                             caller=current_caller())
-    response = Response(_frames(session_id, records, retry_ms), mimetype="text/event-stream")
+
+
+def event_stream_response(frames):
+    response = Response(frames, mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
     return response
@@ -61,16 +69,20 @@ def _frames(session_id, records, retry_ms):
             yield _control_frame(session_id, record)
 
 
+def reset_frame(session_id, record):
+    """`reset`: the id moves the client's Last-Event-ID past the gap, so a reconnect
+    does not ask for the expired events again (on /events: after all of that line)."""
+    return sse.event("reset", {
+        "reason": "cursor_expired",
+        "requested_after": record.requested_after,
+        "oldest_event_index": record.oldest_event_index,
+        "transcript": f"/api/remote/sessions/{session_id}",
+    }, record.oldest_event_index - 1)
+
+
 def _control_frame(session_id, record):
     if isinstance(record, service.Reset):
-        # The id moves the client's Last-Event-ID past the gap, so a reconnect
-        # does not ask for the expired events again.
-        return sse.event("reset", {
-            "reason": "cursor_expired",
-            "requested_after": record.requested_after,
-            "oldest_event_index": record.oldest_event_index,
-            "transcript": f"/api/remote/sessions/{session_id}",
-        }, record.oldest_event_index - 1)
+        return reset_frame(session_id, record)
     if isinstance(record, service.End):
         return sse.event("end", {"status": record.status, "exit_code": record.exit_code,
                                  "last_event_index": record.last_event_index})

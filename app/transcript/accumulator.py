@@ -66,6 +66,10 @@ class Accumulator:
         buf.parts, buf.restated = [], {}
         return unsaved
 
+    def is_repeat(self, event):
+        """True when `feed` would skip this event as a re-sent copy of a recent line."""
+        return bool(event.identity) and event.identity in self._recent_set
+
     def feed(self, event, event_index, received_at=None):
         """Take one event, received at `received_at` (ISO text); return what it
         completed (a Turn, a SystemNote, or nothing)."""

@@ -47,7 +47,8 @@ class MessageRepository:
         self.conn = conn
 
     def insert_new(self, session_id, drafts, timestamp):
-        """Insert each draft unless its turn is already stored; returns the new ones.
+        """Insert each draft unless its turn is already stored; returns (row id, draft)
+        for each new one.
 
         One statement per draft, in order, so ids follow write order; a draft is new
         when RETURNING hands its id back. The statements go to the driver's cursor on
@@ -64,8 +65,9 @@ class MessageRepository:
                 cursor.execute(sql, (session_id, draft.role, draft.content,
                                      json.dumps(draft.content_blocks), json.dumps(draft.metadata),
                                      draft.source, draft.turn_key, timestamp))
-                if cursor.fetchone() is not None:
-                    added.append(draft)
+                row = cursor.fetchone()
+                if row is not None:
+                    added.append((row[0], draft))
         finally:
             cursor.close()
         return added

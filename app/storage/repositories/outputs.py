@@ -28,6 +28,17 @@ SELECT_UNFRAMED = (
     "SELECT event_index, stream, payload, created_at FROM remote_runtime_outputs"
     " WHERE session_id = {m} AND event_index BETWEEN {m} AND {m} AND event_json IS NULL"
 )
+# The live events (GET .../events) of the rows that have any, after a cursor.
+SELECT_LIVE_AFTER = (
+    "SELECT event_index, live_events FROM remote_runtime_outputs"
+    " WHERE session_id = {m} AND event_index > {m} AND live_events IS NOT NULL"
+    " ORDER BY event_index LIMIT {m}"
+)
+SELECT_LAST_LIVE = text(
+    "SELECT event_index, live_events FROM remote_runtime_outputs"
+    " WHERE session_id = :session_id AND live_events IS NOT NULL"
+    " ORDER BY event_index DESC LIMIT 1"
+)
 SELECT_OLDEST = text(
     "SELECT MIN(event_index) FROM remote_runtime_outputs WHERE session_id = :session_id"
 )
@@ -38,7 +49,7 @@ DELETE_EXPIRED_BATCH = text(
     " WHERE expires_at < :now LIMIT :limit)"
 )
 INSERT_COLUMNS = ("session_id, event_index, stream, payload, producer_seq, created_at, expires_at,"
-                  " event_json")
+                  " event_json, live_events")
 
 
 class OutputRepository:
@@ -67,6 +78,16 @@ class OutputRepository:
             rows = [(index, built.get(index, data)) for index, data in rows]
         return rows
 
+    def list_live_after(self, session_id, after, limit):
+        """Up to `limit` (event_index, stored live events) pairs of the rows after
+        `after` that have live events, in order."""
+        return self._fetch(SELECT_LIVE_AFTER, (session_id, after, limit))
+
+    def last_live(self, session_id):
+        """(event_index, stored live events) of the last row that has any, or None."""
+        row = self.conn.execute(SELECT_LAST_LIVE, {"session_id": session_id}).first()
+        return (row[0], row[1]) if row else None
+
     def _fetch(self, sql, params):
         cursor = self.conn.connection.cursor()
         try:
@@ -83,21 +104,23 @@ class OutputRepository:
         """Delete up to `limit` rows that expired before `now`; returns how many went."""
         return self.conn.execute(DELETE_EXPIRED_BATCH, {"now": now, "limit": limit}).rowcount
 
-    def add_many(self, session_id, outputs, expires_at):
-        """Store already-numbered outputs (`StoredOutput`s) in one executemany."""
+    def add_many(self, session_id, outputs, expires_at, live_events=()):
+        """Store already-numbered outputs (`StoredOutput`s) in one executemany;
+        `live_events`, when given, holds each output's stored live events (or None)."""
         if not outputs:
             return
+        live_events = live_events or [None] * len(outputs)
         # turnlog's hottest statement goes straight to the driver, skipping
         # SQLAlchemy's per-row parameter processing.
         sql = (
             f"INSERT INTO remote_runtime_outputs ({INSERT_COLUMNS})"
-            f" VALUES ({placeholders(self.conn, 8)})"
+            f" VALUES ({placeholders(self.conn, 9)})"
         )
         self.conn.exec_driver_sql(
             sql,
             [
                 (session_id, out.event_index, out.stream, out.payload, out.producer_seq,
-                 out.created_at, expires_at, out.event_json)
-                for out in outputs
+                 out.created_at, expires_at, out.event_json, live)
+                for out, live in zip(outputs, live_events)
             ],
         )

@@ -1,0 +1,128 @@
+"""Follow a session's live events (GET .../events): replay from an event id, then tail.
+
+The events were derived and stored by ingest (app/transcript/live_events.py),
+so this only reads them: the buffer rows that have any, then the completion's
+own (session_final_events), through the same `streaming.follow` loop as the raw
+output, with its retention, `Reset`, heartbeats and wake-ups. An event's id is
+`<line index>.<ordinal>`; a cursor names the last event a client has.
+"""
+import time
+from dataclasses import dataclass
+
+from app.formats import event_lines
+from app.services import streaming
+from app.services.access import OPEN
+from app.services.errors import InvalidCursor
+from app.services.sessions import readable_session
+
+MAX_INDEX = 2**63 - 1
+MAX_ORDINAL = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class EventCursor:
+    """After event (`line`, `ordinal`); `ordinal` None means after every event of `line`."""
+
+    line: int
+    ordinal: int | None = None
+
+    def admits(self, line, ordinal):
+        """True for an event that comes after this cursor."""
+        if line != self.line:
+            return line > self.line
+        return self.ordinal is not None and ordinal > self.ordinal
+
+
+FROM_START = EventCursor(streaming.FROM_START)
+
+
+@dataclass(frozen=True)
+class Events:
+    """Consecutive live events, in order, as (id, name, data JSON text) triples."""
+
+    events: list
+
+
+@dataclass(frozen=True)
+class EventsEnd:
+    status: str
+    exit_code: int | None
+    last_event_id: str | None
+
+
+def parse_cursor(raw):
+    """An EventCursor from `<line>.<ordinal>` or a bare `<line>` (-1: from the start);
+    InvalidCursor for anything else."""
+    if raw is None or raw == "":
+        return FROM_START
+    line, dot, ordinal = raw.partition(".")
+    try:
+        cursor = EventCursor(_number(line), _number(ordinal) if dot else None)
+    except ValueError:
+        raise InvalidCursor("the cursor must be an event id: <line>.<n> or <line>",
+                            {"cursor": raw}) from None
+    if not (streaming.FROM_START <= cursor.line <= MAX_INDEX
+            and (cursor.ordinal is None or 0 <= cursor.ordinal <= MAX_ORDINAL)):
+        raise InvalidCursor("the cursor is out of range", {"cursor": raw})
+    return EventCursor(cursor.line, None) if cursor.line == -1 else cursor
+
+
+def open_events(session_id, new_uow, *, caller=OPEN):
+    """Raises SessionNotFound, before any streaming, unless `caller` may read it."""
+    with new_uow() as uow:
+        readable_session(uow, session_id, caller)
+
+
+def follow_events(session_id, cursor, new_uow, *, settings=streaming.StreamSettings(),
+                  caller=OPEN, sleep=time.sleep, monotonic=time.monotonic):
+    """Yield Events after `cursor`, then tail them; Reset, Heartbeat and one EventsEnd
+    as `streaming.follow` yields them."""
+    start = cursor.line if cursor.ordinal is None else cursor.line - 1
+    records = streaming.follow(session_id, start, new_uow, settings=settings, caller=caller,
+                               sleep=sleep, monotonic=monotonic, read_page=read_event_page,
+                               last_index=_final_index)
+    for record in records:
+        if isinstance(record, streaming.Page):
+            events = [(f"{line}.{n}", name, data) for line, text in record.events
+                      for n, (name, data) in enumerate(event_lines.decode(text))
+                      if cursor.admits(line, n)]
+            if events:
+                yield Events(events)
+        elif isinstance(record, streaming.End):
+            yield EventsEnd(record.status, record.exit_code, last_event_id(session_id, new_uow))
+        else:
+            yield record
+
+
+def read_event_page(uow, session_id, cursor, limit):
+    """Up to `limit` (index, stored events) after `cursor`: the lines', then the
+    completion's. The completion is read first: when it is there, every line was
+    committed before it, so the lines read next are all of them (READ COMMITTED)."""
+    final = uow.final_events.get(session_id)
+    rows = uow.outputs.list_live_after(session_id, cursor, limit)
+    if len(rows) < limit and final is not None and final[0] > cursor:
+        rows.append(final)
+    return rows
+
+
+def last_event_id(session_id, new_uow):
+    """The id of the session's last live event, or None when it has none."""
+    with new_uow() as uow:
+        row = uow.final_events.get(session_id) or uow.outputs.last_live(session_id)
+    if row is None:
+        return None
+    return f"{row[0]}.{len(event_lines.decode(row[1])) - 1}"
+
+
+def _final_index(session):
+    """A completed session's events end with its completion's, numbered with the
+    next_event_index it completed at."""
+    return session.next_event_index
+
+
+def _number(text):
+    """A plain decimal integer (int() alone would take "+1", " 1" and "1_0")."""
+    body = text[1:] if text.startswith("-") else text
+    if not body.isascii() or not body.isdigit() or len(body) > 20:
+        raise ValueError(text)
+    return int(text)
