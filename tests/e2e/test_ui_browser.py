@@ -175,7 +175,7 @@ def test_reconnects_resume_from_the_last_event_without_duplicate_bubbles(
     runner = Runner(base, sid)
     page = open_page(f"{base}/sessions/{sid}")
     streams = []  # every stream request the page made
-    page.on("request", lambda r: "/stream" in r.url and streams.append(r))
+    page.on("request", lambda r: "/events" in r.url and streams.append(r))
     assert page.locator("#transcript-empty").is_visible()
     wait_for_state(page, "live")
     page.evaluate("window.sameDocument = true")
@@ -194,8 +194,10 @@ def test_reconnects_resume_from_the_last_event_without_duplicate_bubbles(
     assert len(ids) == len(set(ids)) == 3
     assert page.evaluate("window.sameDocument") is True
     resumed_from = [(r.url, r.all_headers().get("last-event-id")) for r in streams]
-    cursors = [int(c) for _, c in resumed_from if c is not None]
-    assert len(cursors) >= 2 and cursors == sorted(cursors) and cursors[-1] >= 3, resumed_from
+    cursors = [tuple(int(n) for n in c.split(".")) for _, c in resumed_from  # <line>.<n>
+               if c is not None]
+    assert len(cursors) >= 2 and cursors == sorted(cursors) and cursors[-1] >= (3,), \
+        resumed_from
 
 
 def test_the_session_list_links_to_the_transcript(open_page, app_server):
@@ -279,3 +281,47 @@ def test_at_390_px_nothing_scrolls_sideways_in_either_theme(browser, app_server,
         assert (background == "rgb(18, 21, 28)") is (theme == "dark")
     finally:
         context.close()
+
+
+def provisional_texts(page):
+    return page.locator("#open-turn .markdown").all_inner_texts()
+
+
+def test_half_a_turn_shows_within_2_s_and_its_row_replaces_it(open_page, app_server):
+    sid = new_session(app_server.base, "workflow", {"workflow_id": "wf"})
+    runner = Runner(app_server.base, sid)
+    runner.post(cl.assistant(cl.text("Earlier turn.")), cl.result())
+    page = open_page(f"{app_server.base}/sessions/{sid}")
+    wait_for_state(page, "live")
+    assert page.locator("#transcript").get_attribute("data-feed") == "events"
+    page.evaluate("window.sameDocument = true")
+
+    started = time.monotonic()
+    runner.post(cl.assistant(cl.text(f"Looking {SCRIPT}"), message_id="m1"),
+                cl.assistant(cl.tool_use("toolu_l", "Bash", {"command": "ls"}), message_id="m1"))
+    page.wait_for_selector("#open-turn .markdown >> text=Looking", timeout=2000)
+    shown_after = time.monotonic() - started
+    runner.post(cl.tool_result("toolu_l", "a.txt"),
+                cl.assistant(cl.text("Found a.txt."), message_id="m2"))
+    page.wait_for_selector("#open-turn .markdown >> text=Found a.txt.", timeout=2000)
+    # Arrival order in the provisional bubble: text, the call with its result, text.
+    order = page.eval_on_selector_all(
+        "#open-turn > .markdown, #open-turn > .tool-call",
+        "nodes => nodes.map(n => n.className + ':' + n.textContent.trim().slice(0, 12))")
+    assert [o.split(":")[0] for o in order] == ["markdown streaming", "tool-call",
+                                                "markdown streaming"], order
+    assert page.locator("#open-turn .tool-call .tool-result pre.output").inner_text() == "a.txt"
+    assert provisional_texts(page)[0] == f"Looking {SCRIPT}"  # as text, never markup
+    assert page.evaluate("window.pwned") is None
+    assert bubble_texts(page)[0] == "Earlier turn."
+
+    runner.post(cl.result())
+    page.wait_for_selector("#open-turn", state="detached")
+    page.wait_for_selector("article.bubble >> text=Found a.txt.")
+    time.sleep(0.3)  # room for a stray extra bubble
+    assert page.locator("article.bubble", has_text="Found a.txt.").count() == 1
+    assert page.locator("article.bubble.provisional").count() == 0
+    page.wait_for_selector('#count-messages >> text="2"')
+    assert page.locator("#count-turns").inner_text() == "2"
+    assert page.evaluate("window.sameDocument") is True
+    print(f"half a turn on the page {shown_after * 1000:.0f} ms after its POST began")

@@ -174,12 +174,13 @@ def test_a_tool_only_ordinary_turn_adds_no_bubble(client):
 def test_the_page_follows_the_stream_from_its_last_event(client):
     sid = create_session(client, "agent")
     html = page(client, f"/sessions/{sid}")
-    assert f'data-stream-url="/api/remote/sessions/{sid}/stream?after=-1"' in html
+    assert f'data-stream-url="/api/remote/sessions/{sid}/events?after=-1"' in html
+    assert 'data-feed="events"' in html
     assert 'data-live="true"' in html and 'data-state="connecting"' in html
     post_lines(client, sid, [cl.assistant(cl.text("one")), cl.result(), "noise"])
     complete(client, sid)
     html = page(client, f"/sessions/{sid}")
-    assert f'data-stream-url="/api/remote/sessions/{sid}/stream?after=2"' in html
+    assert f'data-stream-url="/api/remote/sessions/{sid}/events?after=2"' in html
     assert 'data-live="false"' in html and 'data-state="ended"' in html
     assert re.search(r'data-last-message-id="(\d+)"', html).group(1) == str(bubble_ids(html)[-1])
 
