@@ -137,8 +137,19 @@ class SessionSummarySchema(BaseSchema):
     updated_at = fields.String(required=True)
 
 
+class OpenTurnSchema(BaseSchema):
+    """The turn still accumulating: provisional, in no counter, null once flushed."""
+
+    turn_id = fields.String(required=True)
+    started_at = fields.String(allow_none=True, required=True)
+    event_index = fields.Integer(allow_none=True, required=True)
+    visible_text = fields.String(required=True)
+    content_blocks = fields.List(fields.Dict(), required=True)
+
+
 class SessionSchema(SessionSummarySchema):
     messages = fields.List(fields.Nested(MessageSchema), required=True)
+    open_turn = fields.Nested(OpenTurnSchema, allow_none=True, required=True)
 
 
 class IngestReceiptSchema(BaseSchema):

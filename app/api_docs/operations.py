@@ -41,6 +41,45 @@ SSE_EVENT = {
         "retry": {"type": "integer"},
     },
 }
+
+
+def _payload(required, **optional):
+    """A live event's `data` object: its required fields, then the optional ones."""
+    fields = {name: {} for name in required}
+    fields.update(optional)
+    return {"type": "object", "required": list(required), "properties": fields}
+
+
+STRING, INTEGER, OBJECT = {"type": "string"}, {"type": "integer"}, {"type": "object"}
+BLOCK_KIND = {"type": "string", "enum": ["text", "thinking", "tool_use", "tool_result",
+                                         "reasoning"]}
+# The `data` of each event of GET .../events (docs/api.md, Live events).
+LIVE_PAYLOADS = {
+    "turn.started": _payload(["turn_id", "started_at", "event_index"]),
+    "block.started": _payload(["turn_id", "block_id", "kind"], kind=BLOCK_KIND,
+                              tool_name=STRING, call_id=STRING),
+    "block.delta": _payload(["turn_id", "block_id", "text"], text=STRING),
+    "block.completed": _payload(["turn_id", "block_id", "kind", "block"], kind=BLOCK_KIND,
+                                block=OBJECT),
+    "usage": _payload(["turn_id", "usage"], usage=OBJECT),
+    "turn.completed": _payload(["turn_id", "terminal_reason", "usage", "message_id",
+                                "transcript_turn_id"],
+                               message_id={"type": "integer", "nullable": True},
+                               transcript_turn_id={"type": "string", "nullable": True}),
+    "session.completed": _payload(["status", "exit_code"]),
+    "reset": _payload(["reason", "requested_after", "oldest_event_index", "transcript"]),
+    "end": _payload(["status", "exit_code", "last_event_id"]),
+}
+LIVE_EVENT = {"oneOf": [
+    {"type": "object", "required": ["event", "data"],
+     "properties": {"event": {"type": "string", "enum": [name]},
+                    "id": {"type": "string", "description": "<line index>.<n>; resume after it"},
+                    # SSE data is text: the object it holds is described, not validated.
+                    "data": {"type": "string", "x-json-schema": payload,
+                             "description": f"`{name}`: JSON text of an object with"
+                                            f" {', '.join(payload['required'])}"}}}
+    for name, payload in LIVE_PAYLOADS.items()
+]}
 SESSION_ID = {"in": "path", "name": "session_id", "required": True,
               "description": "the session's id, as returned when it was opened",
               "schema": {"type": "string"}}
@@ -121,6 +160,23 @@ def operations(config):
                             " when the session is over",
                             {"text/event-stream": {"schema": SSE_EVENT}})},
         "errors": error_responses(NOT_FOUND, {422: "`invalid_cursor` or `invalid_client_id`"}),
+    }
+    yield f"{BASE}/{{session_id}}/events", "get", {
+        "operationId": "streamLiveEvents",
+        "summary": "Normalized live events (turns and their blocks) as Server-Sent Events",
+        "security": USER,
+        "parameters": [
+            SESSION_ID,
+            {"in": "header", "name": "Last-Event-ID", "required": False,
+             "description": "resume after this event id, `<line>.<n>`, or after every event"
+                            " of line `<line>` (-1: from the start); wins over `after`",
+             "schema": {"type": "string"}},
+            _query("after", "resume after this event id (as Last-Event-ID)"),
+        ],
+        "responses": {200: ("`retry`, the live events, `reset`, keep-alive comments, and one"
+                            " `end` when the session is over",
+                            {"text/event-stream": {"schema": LIVE_EVENT}})},
+        "errors": error_responses(NOT_FOUND, {422: "`invalid_cursor`"}),
     }
     yield from _writes()
 

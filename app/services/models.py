@@ -26,6 +26,7 @@ class AgentSession:
     visible_message_count: int = 0
     machine: str | None = None
     messages: list = field(default_factory=list)
+    open_turn: dict | None = None  # the turn still accumulating (get_session only)
 
     @property
     def is_completed(self):

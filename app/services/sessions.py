@@ -14,6 +14,8 @@ from app.services.errors import NotPermitted
 from app.services.errors import SessionNotFound
 from app.services.models import Page
 from app.services.tokens import checked_name
+from app.transcript.open_turn import has_open_turn
+from app.transcript.open_turn import open_turn
 
 # Message ids are signed 64-bit integers; a larger cursor cannot be bound.
 MAX_MESSAGE_ID = 2**63 - 1
@@ -61,10 +63,13 @@ def assign_machine(session_id, machine, uow, *, clock=utc_now):
 
 
 def get_session(session_id, uow, *, caller=OPEN):
-    """The session with its whole transcript, in write order."""
+    """The session with its whole transcript, in write order, and its open turn."""
     with uow:
         session = readable_session(uow, session_id, caller)
         session.messages = uow.messages.list_all(session_id)
+        snapshot = uow.turn_states.load(session_id)
+        if has_open_turn(snapshot):
+            session.open_turn = open_turn(snapshot, uow.turn_states.load_parts(session_id))
     return session
 
 

@@ -78,7 +78,7 @@ def api_requests(sid):
     """(method, path, body) of every API route, against session `sid`."""
     yield "POST", SESSIONS, {"session_type": "agent"}
     yield "GET", SESSIONS, None
-    for suffix in READ_ROUTES + ("/stream",):
+    for suffix in READ_ROUTES + ("/stream", "/events"):
         yield "GET", f"{SESSIONS}/{sid}{suffix}", None
     for name, body in WRITE_BODIES.items():
         yield "POST", f"{SESSIONS}/{sid}/{name}", body
@@ -181,7 +181,7 @@ def test_tokens_of_the_wrong_kind_are_403(client, world):
     assert response.get_json()["error"]["code"] == "wrong_token_kind"
 
 
-@pytest.mark.parametrize("suffix", READ_ROUTES + ("/stream",))
+@pytest.mark.parametrize("suffix", READ_ROUTES + ("/stream", "/events"))
 def test_another_users_session_is_404_on_every_read(client, world, suffix):
     response = client.get(f"{SESSIONS}/{world['sid']}{suffix}", headers=bearer(world["bob"]))
     assert response.status_code == 404
@@ -206,6 +206,18 @@ def test_the_owner_streams_the_session(client, world):
     response = client.get(f"{SESSIONS}/{world['sid']}/stream", headers=bearer(world["alice"]))
     body = response.get_data(as_text=True)
     assert "one line" in body and "event: end" in body
+
+
+def test_the_owner_follows_the_live_events_by_token_and_by_cookie(client, world):
+    post_output(client, world["sid"], world["m1"], [cl.assistant(cl.text("hi")), cl.result()])
+    client.post(f"{SESSIONS}/{world['sid']}/complete", json={}, headers=bearer(world["m1"]))
+    by_token = client.get(f"{SESSIONS}/{world['sid']}/events", headers=bearer(world["alice"]))
+    assert "event: turn.completed" in by_token.get_data(as_text=True)
+    runner = client.get(f"{SESSIONS}/{world['sid']}/events", headers=bearer(world["m1"]))
+    assert runner.status_code == 403
+    sign_in(client, world["alice"])
+    by_cookie = client.get(f"{SESSIONS}/{world['sid']}/events")
+    assert by_cookie.get_data(as_text=True) == by_token.get_data(as_text=True)
 
 
 def test_lists_hold_only_what_the_caller_may_read(client, world):

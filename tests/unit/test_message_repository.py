@@ -45,3 +45,10 @@ def test_a_replayed_turn_keeps_the_first_row(conn):
     assert len(repo.insert_new("s1", [draft("turn:a", "first")], NOW)) == 1
     assert len(repo.insert_new("s1", [draft("turn:a", "second")], NOW)) == 0
     assert [m.content for m in repo.list_all("s1")] == ["first"]
+
+
+def test_new_rows_come_back_with_their_ids(conn):
+    repo = MessageRepository(conn)
+    added = repo.insert_new("s1", [draft("turn:a"), draft("turn:b")], NOW)
+    assert [(row_id, d.turn_key) for row_id, d in added] == [
+        (m.id, m.turn_key) for m in repo.list_all("s1")]
