@@ -73,10 +73,16 @@ def get_session(session_id, uow, *, caller=OPEN):
     return session
 
 
-def get_session_summary(session_id, uow, *, caller=OPEN):
-    """The session's row (status and counters) without its transcript."""
+def get_session_summary(session_id, uow, *, caller=OPEN, with_open_turn=False):
+    """The session's row (status and counters) without its transcript; with its
+    `open_turn` too when asked."""
     with uow:
-        return readable_session(uow, session_id, caller)
+        session = readable_session(uow, session_id, caller)
+        if with_open_turn:
+            snapshot = uow.turn_states.load(session_id)
+            if has_open_turn(snapshot):
+                session.open_turn = open_turn(snapshot, uow.turn_states.load_parts(session_id))
+    return session
 
 
 def list_messages(session_id, uow, *, after=None, limit, caller=OPEN):

@@ -74,27 +74,18 @@ def session(session_id):
     """One session's transcript, followed live by static/viewer.js."""
     found = service.get_session(session_id, db.reading(), caller=current_caller())
     last_id = found.messages[-1].id if found.messages else 0
-    feed, endpoint = live_feed()
     return render_template(
         "ui/session.html", agent_session=found, bubbles=bubbles(found.messages),
         title=session_title(found.context, found.messages),
-        open_turn=open_turn_bubble(getattr(found, "open_turn", None)),
+        open_turn=open_turn_bubble(found.open_turn),
         last_message_id=last_id,
         # The transcript, the open turn and the event counter are read in one
         # transaction, so following the feed from here misses nothing and replays nothing.
-        stream_url=url_for(endpoint, session_id=session_id, after=found.next_event_index - 1),
-        feed=feed,
+        events_url=url_for("streaming.events", session_id=session_id,
+                           after=found.next_event_index - 1),
         bubbles_url=url_for("ui.session_bubbles", session_id=session_id),
         open_turn_url=url_for("ui.session_open_turn", session_id=session_id),
         counters_url=url_for("ui.session_counters", session_id=session_id))
-
-
-def live_feed():
-    """("events", its endpoint) when the turn events feed is served, else the raw
-    output stream, which static/viewer.js reads as a signal only."""
-    if "streaming.events" in current_app.view_functions:
-        return "events", "streaming.events"
-    return "output", "streaming.stream"
 
 
 @bp.get("/sessions/<session_id>/open-turn")
@@ -102,9 +93,10 @@ def live_feed():
 def session_open_turn(session_id):
     """The provisional bubble of the turn still accumulating, as an HTML fragment ("" if
     none); the page asks for it when a live event names a block it does not hold."""
-    found = service.get_session(session_id, db.reading(), caller=current_caller())
+    found = service.get_session_summary(session_id, db.reading(), caller=current_caller(),
+                                        with_open_turn=True)
     response = current_app.make_response(render_template(
-        "ui/_open_turn.html", open_turn=open_turn_bubble(getattr(found, "open_turn", None))))
+        "ui/_open_turn.html", open_turn=open_turn_bubble(found.open_turn)))
     response.headers["Cache-Control"] = "no-store"
     return response
 

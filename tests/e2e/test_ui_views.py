@@ -174,13 +174,12 @@ def test_a_tool_only_ordinary_turn_adds_no_bubble(client):
 def test_the_page_follows_the_stream_from_its_last_event(client):
     sid = create_session(client, "agent")
     html = page(client, f"/sessions/{sid}")
-    assert f'data-stream-url="/api/remote/sessions/{sid}/events?after=-1"' in html
-    assert 'data-feed="events"' in html
+    assert f'data-events-url="/api/remote/sessions/{sid}/events?after=-1"' in html
     assert 'data-live="true"' in html and 'data-state="connecting"' in html
     post_lines(client, sid, [cl.assistant(cl.text("one")), cl.result(), "noise"])
     complete(client, sid)
     html = page(client, f"/sessions/{sid}")
-    assert f'data-stream-url="/api/remote/sessions/{sid}/events?after=2"' in html
+    assert f'data-events-url="/api/remote/sessions/{sid}/events?after=2"' in html
     assert 'data-live="false"' in html and 'data-state="ended"' in html
     assert re.search(r'data-last-message-id="(\d+)"', html).group(1) == str(bubble_ids(html)[-1])
 
@@ -285,13 +284,14 @@ def with_open_turn(monkeypatch):
     """The session read carries OPEN_TURN, as GET /api/remote/sessions/<id> reports it."""
     from app.ui import routes
 
-    real = routes.service.get_session
+    for name in ("get_session", "get_session_summary"):
+        real = getattr(routes.service, name)
 
-    def get_session(*args, **kwargs):
-        found = real(*args, **kwargs)
-        found.open_turn = OPEN_TURN
-        return found
-    monkeypatch.setattr(routes.service, "get_session", get_session)
+        def read(*args, real=real, **kwargs):
+            found = real(*args, **kwargs)
+            found.open_turn = OPEN_TURN
+            return found
+        monkeypatch.setattr(routes.service, name, read)
 
 
 def test_the_first_render_shows_the_open_turn_last_and_provisional(client, with_open_turn):
@@ -302,7 +302,7 @@ def test_the_first_render_shows_the_open_turn_last_and_provisional(client, with_
     assert len(articles) == 2 and "Closed turn." in articles[0]
     open_turn = articles[1]
     assert open_turn.startswith('<article class="bubble role-assistant provisional" '
-                                'id="open-turn" data-turn-id="turn:open"')
+                                'id="open-turn" data-turn-id="turn:open" data-snapshot="true"')
     assert ('<div class="markdown streaming" data-block-id="b0">Half '
             '&lt;script&gt;window.pwned = 1&lt;/script&gt;</div>') in open_turn
     assert re.search(r'<div class="tool-call" data-call-id="toolu_o">\s*<details class="block '

@@ -1,16 +1,13 @@
-// Follows a session live: the open turn grows in a provisional bubble, closed turns
-// arrive as server-rendered bubbles, and the header's counters follow.
+// Follows a session live (GET .../events): the open turn grows in a provisional
+// bubble, closed turns arrive as server-rendered bubbles, the header's counters follow.
 //
-// With the turn events feed (`data-feed="events"`, GET .../events), each block of the
-// open turn is drawn as its events arrive: text streams in, each tool call shows with
-// its result under it, in arrival order. When the turn closes, the page fetches the
-// server-rendered bubbles after the last message it has read (Markdown is rendered by
-// the server only) and drops the provisional bubble. Everything this script writes
-// itself is text nodes: agent text never goes through innerHTML.
-//
-// With the raw output stream only (`data-feed="output"`), the stream is a signal: on a
-// line that may have written a row, on `reset`, `end` and every (re)connect, the page
-// fetches the new bubbles. Bubbles carry their message id, so none is added twice.
+// Each block of the open turn is drawn as its events arrive: text streams in, each
+// tool call shows with its result under it, in arrival order. When the turn closes,
+// the page fetches the server-rendered bubbles after the last message it has read
+// (Markdown is rendered by the server only) and drops the provisional bubble; so it
+// does on `reset`, `end` and every (re)connect. Bubbles carry their message id, so
+// none is added twice. Everything this script writes itself is text nodes: agent
+// text never goes through innerHTML.
 
 const RETRY_MS = 3000; // wait before reopening a stream the browser gave up on
 const NEAR_BOTTOM_PX = 160; // follow new bubbles only when the reader is at the end
@@ -37,6 +34,8 @@ const state = {
   fetching: null, // the refresh in flight, if any
   again: false, // another refresh was asked for while one was in flight
   resyncing: null, // the open-turn fetch in flight, if any
+  resyncTimer: null, // a resync asked for and not yet started
+  resyncAgain: false, // a resync was asked for while one was in flight
 };
 
 function show(connection) {
@@ -298,128 +297,130 @@ function completeBlock(node, kind, block) {
   }
 }
 
-// The server's provisional bubble replaces ours when a live event names a block this
-// page never saw (it opened mid-block, or missed events): one fetch at a time.
+// A provisional bubble the server rendered (first render, or fetched again) is a
+// snapshot: it holds the turn's whole blocks, without their live block ids, and not
+// the block still streaming. So in a snapshot, streamed text is drawn as it comes,
+// and each `block.completed` fetches the server's bubble again (at most every
+// RESYNC_MS), which replaces the snapshot wholesale: the page never guesses which of
+// its blocks an event names, and any block drawn twice is gone at the next completion.
+const RESYNC_MS = 250;
+
+function resyncSoon() {
+  if (state.resyncTimer) return;
+  state.resyncTimer = setTimeout(() => {
+    state.resyncTimer = null;
+    resyncOpenTurn();
+  }, RESYNC_MS);
+}
+
 function resyncOpenTurn() {
-  if (state.resyncing) return state.resyncing;
+  if (state.resyncing) {
+    state.resyncAgain = true;
+    return state.resyncing;
+  }
   state.resyncing = (async () => {
-    try {
-      const response = await fetch(transcript.dataset.openTurnUrl, { cache: "no-store" });
-      if (!response.ok) throw new Error(`open turn: HTTP ${response.status}`);
-      const template = document.createElement("template");
-      template.innerHTML = await response.text(); // server-escaped HTML, inert
-      const fresh = template.content.querySelector("article#open-turn");
-      const current = openTurn();
-      if (current) current.remove();
-      if (fresh) transcript.append(fresh);
-    } catch (err) {
-      console.warn(err);
-    }
+    do {
+      state.resyncAgain = false;
+      try {
+        const response = await fetch(transcript.dataset.openTurnUrl, { cache: "no-store" });
+        if (!response.ok) throw new Error(`open turn: HTTP ${response.status}`);
+        const template = document.createElement("template");
+        template.innerHTML = await response.text(); // server-escaped HTML, inert
+        const fresh = template.content.querySelector("article#open-turn");
+        openTurn()?.remove();
+        if (fresh) {
+          transcript.append(fresh);
+          emptyNotice.hidden = true;
+        }
+      } catch (err) {
+        console.warn(err);
+      }
+    } while (state.resyncAgain);
   })().finally(() => {
     state.resyncing = null;
   });
   return state.resyncing;
 }
 
-function onTurnEvent(name, data) {
+function onBlockEvent(name, data) {
   const follow = atBottom();
-  if (name === "turn.started") {
-    noticeContent(follow, ensureOpenTurn(data.turn_id, data.started_at));
-    return;
-  }
-  if (name === "turn.completed") {
-    refreshCounters();
-    refresh().then(() => {
-      const current = openTurn();
-      if (current && current.dataset.turnId === data.turn_id) current.remove();
-      if (!transcript.querySelector("article.bubble")) emptyNotice.hidden = false;
-    });
-    return;
-  }
-  if (name === "usage") {
-    refreshCounters();
-    return;
-  }
   const bubble = ensureOpenTurn(data.turn_id, null);
+  if (name === "block.completed" && bubble.dataset.snapshot === "true") {
+    resyncSoon();
+    return;
+  }
   let node = blockNode(bubble, data.block_id);
-  if (name === "block.started") {
-    if (!node) node = startBlock(bubble, data);
-  } else if (!node) {
-    // A block this page did not see start: draw it if it is whole, else ask the server.
-    if (name !== "block.completed") {
-      resyncOpenTurn();
-      return;
-    }
-    node = startBlock(bubble, { ...data, tool_name: data.block?.name,
-                                call_id: data.block?.id || data.block?.tool_use_id });
+  if (!node) {
+    // A block that started before this page looked: its streamed text is still shown.
+    const block = data.block || {};
+    const guessed = name === "block.delta";
+    node = startBlock(bubble, { ...data, kind: guessed ? "text" : data.kind,
+                                tool_name: data.tool_name ?? block.name,
+                                call_id: data.call_id ?? (block.id || block.tool_use_id) });
+    if (guessed) node.dataset.guessed = "true";
   }
   if (name === "block.delta") appendText(node, data.text || "");
-  if (name === "block.completed") completeBlock(node, data.kind, data.block || {});
+  if (name === "block.completed") {
+    if (node.dataset.guessed === "true" && data.kind !== "text") {
+      // Its kind is known now: draw it as what it is, in the same place.
+      const drawn = startBlock(bubble, data);
+      const holder = data.kind === "tool_use" ? drawn.parentElement : drawn;
+      if (data.kind !== "tool_result" || holder.parentElement === bubble) node.replaceWith(holder);
+      else node.remove();
+      node = drawn;
+    }
+    delete node.dataset.guessed;
+    completeBlock(node, data.kind, data.block || {});
+  }
   noticeContent(follow, bubble);
 }
 
-// --- The feeds ---
-
-// Line types after which some provider may have written a row: Claude's result
-// and system lines, Codex's turn ends and notes, Gemini's init, result and error.
-const ROW_WRITING_TYPES = new Set([
-  "result", "system", "turn.completed", "turn.failed", "thread.started", "error", "init",
-  "item.completed",
-]);
-
-// True for an output event after which the transcript may hold a new row.
-function writesRow(data) {
-  if (data.stream === "system") return true;
-  if (data.stream !== "stdout") return false;
-  try {
-    const line = JSON.parse(data.payload);
-    return line !== null && ROW_WRITING_TYPES.has(line.type);
-  } catch {
-    return false;
-  }
+function onTurnCompleted(data) {
+  refreshCounters();
+  refresh().then(() => {
+    const current = openTurn();
+    if (current && current.dataset.turnId === data.turn_id) current.remove();
+    if (!transcript.querySelector("article.bubble")) emptyNotice.hidden = false;
+  });
 }
 
-function streamUrl() {
-  const url = new URL(transcript.dataset.streamUrl, window.location.href);
+const HANDLERS = {
+  "turn.started": (data) => noticeContent(atBottom(), ensureOpenTurn(data.turn_id, data.started_at)),
+  "block.started": (data) => onBlockEvent("block.started", data),
+  "block.delta": (data) => onBlockEvent("block.delta", data),
+  "block.completed": (data) => onBlockEvent("block.completed", data),
+  usage: () => refreshCounters(),
+  "turn.completed": onTurnCompleted,
+  "session.completed": (data) => {
+    if (data.status) showStatus(data.status);
+    refreshCounters();
+  },
+  reset: () => {
+    refresh();
+    resyncOpenTurn();
+    refreshCounters();
+  },
+};
+
+function eventsUrl() {
+  const url = new URL(transcript.dataset.eventsUrl, window.location.href);
   if (state.lastEventId) url.searchParams.set("after", state.lastEventId);
   return url;
 }
 
-const TURN_EVENTS = ["turn.started", "block.started", "block.delta", "block.completed",
-  "usage", "turn.completed"];
-
 function connect() {
-  const source = new EventSource(streamUrl());
+  const source = new EventSource(eventsUrl());
   state.source = source;
   source.addEventListener("open", () => {
     show("live");
     refresh(); // catches up on anything written while disconnected
   });
-  source.addEventListener("output", (event) => {
-    state.lastEventId = event.lastEventId;
-    if (writesRow(JSON.parse(event.data))) {
-      refresh();
-      refreshCounters();
-    }
-  });
-  for (const name of TURN_EVENTS) {
+  for (const [name, handle] of Object.entries(HANDLERS)) {
     source.addEventListener(name, (event) => {
       state.lastEventId = event.lastEventId;
-      onTurnEvent(name, JSON.parse(event.data));
+      handle(JSON.parse(event.data));
     });
   }
-  source.addEventListener("session.completed", (event) => {
-    state.lastEventId = event.lastEventId;
-    const { status } = JSON.parse(event.data);
-    if (status) showStatus(status);
-    refreshCounters();
-  });
-  source.addEventListener("reset", (event) => {
-    state.lastEventId = event.lastEventId;
-    refresh();
-    resyncOpenTurn();
-    refreshCounters();
-  });
   source.addEventListener("end", (event) => {
     state.ended = true;
     source.close();
