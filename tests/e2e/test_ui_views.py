@@ -320,3 +320,21 @@ def test_with_no_open_turn_the_fragment_is_empty(client):
     sid = create_session(client, "agent")
     assert client.get(f"/sessions/{sid}/open-turn").get_data(as_text=True).strip() == ""
     assert 'id="open-turn"' not in page(client, f"/sessions/{sid}")
+
+
+def test_half_a_real_turn_is_in_the_first_render_until_its_result(client):
+    sid = create_session(client, "workflow", {"workflow_id": "wf"})
+    post_lines(client, sid, [cl.assistant(cl.text("Half said.")), cl.assistant(cl.tool_use("t1")),
+                             cl.tool_result("t1", "out")])
+    html = page(client, f"/sessions/{sid}")
+    [open_turn] = re.findall(r'<article class="bubble role-assistant provisional".*?</article>',
+                             html, re.S)
+    assert '<div class="markdown streaming">Half said.</div>' in open_turn
+    assert re.search(r'data-call-id="t1">.*?<pre class="output">out</pre>', open_turn, re.S)
+    assert bubble_ids(html) == [] and 'id="transcript-empty" class="empty" hidden' in html
+    assert "Half said." in client.get(f"/sessions/{sid}/open-turn").get_data(as_text=True)
+
+    post_lines(client, sid, [cl.result()], start_seq=3)
+    html = page(client, f"/sessions/{sid}")
+    assert 'id="open-turn"' not in html and len(bubble_ids(html)) == 1
+    assert client.get(f"/sessions/{sid}/open-turn").get_data(as_text=True).strip() == ""
