@@ -70,6 +70,16 @@ class FakeMessages:
             added.append((len(self.rows), draft))
         return added
 
+    def openers(self, session_ids):
+        found = {}
+        for sid in session_ids:
+            rows = [m for m in self.rows if m.session_id == sid]
+            init = [m for m in rows if m.role == "system"
+                    and m.content.startswith("Session started:")]
+            said = [m for m in rows if m.role == "assistant" and m.content]
+            found[sid] = sorted(init[:1] + said[:1], key=lambda m: m.id)
+        return {sid: rows for sid, rows in found.items() if rows}
+
 
 class FakeTurns:
     def __init__(self):

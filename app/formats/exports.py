@@ -42,15 +42,21 @@ def to_markdown(session):
 def _message(message):
     title = ROLE_TITLES.get(message.role, message.role.title())
     out = [f"## {title} · {message.timestamp}", ""]
-    if message.content:
+    blocks = message.content_blocks or []
+    # A row written today holds its text among its blocks, in arrival order; an
+    # older one holds only the other blocks, its text in `content`.
+    if message.content and not any(block.get("type") == "text" for block in blocks):
         out.extend([message.content, ""])
-    for block in message.content_blocks or []:
+    for block in blocks:
         out.extend(_block(block))
     return out
 
 
 def _block(block):
     kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        return [text, ""] if isinstance(text, str) and text.strip() else []
     if kind in ("tool_use", "server_tool_use"):
         head = f"**Tool call: {block.get('name')}** (`{block.get('id')}`)"
         return [head, "", *_fenced(json.dumps(block.get("input", {}), indent=2), "json"), ""]

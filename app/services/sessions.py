@@ -78,6 +78,18 @@ def get_session(session_id, uow, *, caller=OPEN):
     return session
 
 
+def get_session_summary(session_id, uow, *, caller=OPEN, with_open_turn=False):
+    """The session's row (status and counters) without its transcript; with its
+    `open_turn` too when asked."""
+    with uow:
+        session = readable_session(uow, session_id, caller)
+        if with_open_turn:
+            snapshot = uow.turn_states.load(session_id)
+            if has_open_turn(snapshot):
+                session.open_turn = open_turn(snapshot, uow.turn_states.load_parts(session_id))
+    return session
+
+
 def list_messages(session_id, uow, *, after=None, limit, caller=OPEN):
     """One keyset page of the transcript; the cursor is the last message id seen."""
     after_id = _int_cursor(after)
@@ -88,11 +100,20 @@ def list_messages(session_id, uow, *, after=None, limit, caller=OPEN):
     return Page(items, cursor)
 
 
-def list_sessions(uow, *, cursor=None, limit, caller=OPEN):
-    """The sessions `caller` may read, newest first, one keyset page at a time."""
+def list_sessions(uow, *, cursor=None, limit, caller=OPEN, with_openers=False):
+    """The sessions `caller` may read, newest first, one keyset page at a time.
+
+    `with_openers`: each session's `messages` holds its opening rows only (its
+    first init note and first assistant row with text, content cut short), what
+    a list needs to title it; read in the same transaction.
+    """
     before = _decode_session_cursor(cursor) if cursor else None
     with uow:
         items = uow.sessions.list_page(limit, before, owner=caller.owner_scope)
+        if with_openers and items:
+            openers = uow.messages.openers([s.session_id for s in items])
+            for session in items:
+                session.messages = openers.get(session.session_id, [])
     next_cursor = _encode_session_cursor(items[-1]) if len(items) == limit else None
     return Page(items, next_cursor)
 

@@ -51,16 +51,17 @@ class FlushPolicy:
     def draft_for_turn(self, turn):
         """The assistant row a closed `TranscriptTurn` deserves, or None.
 
-        The row's `content` is the visible text; its `content_blocks` are the
-        other blocks (text lives in `content` only).
+        The row's `content` is the visible text; its `content_blocks` are every
+        block it keeps, text included, in arrival order, so a reader can show
+        text, a tool call and its result in the order they happened.
         """
         blocks = [
             block
             for block in turn.content_blocks
-            if block.get("type") != "text"
-            and (self.folds_tool_results or block.get("type") != "tool_result")
+            if self.folds_tool_results or block.get("type") != "tool_result"
         ]
-        if not turn.has_visible_text and not (blocks and self.keeps_block_only_turns):
+        has_other_blocks = any(block.get("type") != "text" for block in blocks)
+        if not turn.has_visible_text and not (has_other_blocks and self.keeps_block_only_turns):
             return _failure_note(turn) if turn.failed else None
         metadata = {
             "content_blocks": blocks,

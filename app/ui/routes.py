@@ -7,6 +7,7 @@ user token, normally the session cookie set by /login.
 """
 from flask import Blueprint
 from flask import current_app
+from flask import jsonify
 from flask import redirect
 from flask import render_template
 from flask import request
@@ -23,7 +24,9 @@ from app.services import search as search_service
 from app.services import sessions as service
 from app.services.access import USER
 from app.ui import markdown
+from app.ui.titles import session_title
 from app.ui.transcript import bubbles
+from app.ui.transcript import open_turn_bubble
 
 bp = Blueprint("ui", __name__, template_folder="templates", static_folder="static",
                static_url_path="/ui/static")
@@ -52,9 +55,10 @@ def home():
 def sessions():
     """Sessions, newest first, one page per cursor."""
     page = service.list_sessions(db.reading(), cursor=request.args.get("cursor"),
-                                 limit=SESSIONS_PER_PAGE, caller=current_caller())
-    return render_template("ui/sessions.html", sessions=page.items,
-                           next_cursor=page.next_cursor)
+                                 limit=SESSIONS_PER_PAGE, caller=current_caller(),
+                                 with_openers=True)
+    rows = [(s, session_title(s.context, s.messages)) for s in page.items]
+    return render_template("ui/sessions.html", rows=rows, next_cursor=page.next_cursor)
 
 
 @bp.get("/search")
@@ -78,13 +82,42 @@ def session(session_id):
     found = service.get_session(session_id, db.reading(), caller=current_caller())
     last_id = found.messages[-1].id if found.messages else 0
     return render_template(
-        "ui/session.html", session=found, bubbles=bubbles(found.messages),
+        "ui/session.html", agent_session=found, bubbles=bubbles(found.messages),
+        title=session_title(found.context, found.messages),
+        open_turn=open_turn_bubble(found.open_turn),
         last_message_id=last_id,
-        # The transcript and the event counter are read in one transaction, so
-        # following the stream from here misses no turn and replays none.
-        stream_url=url_for("streaming.stream", session_id=session_id,
+        # The transcript, the open turn and the event counter are read in one
+        # transaction, so following the feed from here misses nothing and replays nothing.
+        events_url=url_for("streaming.events", session_id=session_id,
                            after=found.next_event_index - 1),
-        bubbles_url=url_for("ui.session_bubbles", session_id=session_id))
+        bubbles_url=url_for("ui.session_bubbles", session_id=session_id),
+        open_turn_url=url_for("ui.session_open_turn", session_id=session_id),
+        counters_url=url_for("ui.session_counters", session_id=session_id))
+
+
+@bp.get("/sessions/<session_id>/open-turn")
+@requires(USER, cookie=True, on_missing=login_redirect)
+def session_open_turn(session_id):
+    """The provisional bubble of the turn still accumulating, as an HTML fragment ("" if
+    none); the page asks for it when a live event names a block it does not hold."""
+    found = service.get_session_summary(session_id, db.reading(), caller=current_caller(),
+                                        with_open_turn=True)
+    response = current_app.make_response(render_template(
+        "ui/_open_turn.html", open_turn=open_turn_bubble(found.open_turn)))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.get("/sessions/<session_id>/counters")
+@requires(USER, cookie=True, on_missing=login_redirect)
+def session_counters(session_id):
+    """The header's figures, read again by the page when a turn closes or usage arrives."""
+    found = service.get_session_summary(session_id, db.reading(), caller=current_caller())
+    response = jsonify({"status": found.status, "message_count": found.message_count,
+                        "conversation_turn_count": found.conversation_turn_count,
+                        "total_tokens": found.total_tokens})
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 @bp.get("/sessions/<session_id>/bubbles")

@@ -1,8 +1,11 @@
 """Transcript rows as bubbles: what the viewer shows for each message, and when to skip one.
 
-An assistant row keeps its visible text in `content` and its other blocks in
-`content_blocks`, so a bubble is the content text followed by the blocks. A row with
-neither visible text nor anything to show makes no bubble at all. Pure: no Flask.
+A row written today keeps every block in `content_blocks`, its text blocks included,
+in arrival order, so a bubble is its blocks in that order. An older row kept only the
+non-text blocks there (its text in `content`): its bubble is the content text first,
+then the blocks. Each tool_result is shown under the tool call it answers (same
+`tool_use_id`) when that call is in the same row; otherwise it stays in its place. A
+row with neither visible text nor anything to show makes no bubble at all. Pure: no Flask.
 """
 import json
 import re
@@ -33,15 +36,78 @@ def bubbles(messages):
     for message in messages:
         # Tool ids are looked up within their own message: Codex restarts item ids
         # (item_0, ...) with every run, so a session may hold the same id many times.
-        tool_names = {block.get("id"): block.get("name") for block in _blocks(message)
+        blocks = _blocks(message)
+        tool_names = {block.get("id"): block.get("name") for block in blocks
                       if block.get("type") in TOOL_USES}
-        parts = [part for part in (_part(b, tool_names, message.id) for b in _blocks(message))
-                 if part]
+        parts = nested([part for part in (_part(b, tool_names, message.id) for b in blocks)
+                        if part])
         text = message.content if isinstance(message.content, str) else ""
+        if any(block.get("type") == "text" for block in blocks):
+            text = ""  # the text blocks are in place among the others
         if not text.strip() and not parts:
             continue
         out.append(Bubble(message.id, message.role, message.timestamp,
                           markdown.render(text) if text.strip() else "", parts))
+    return out
+
+
+@dataclass(frozen=True)
+class OpenTurnBubble:
+    """The turn still accumulating, shown provisionally until its row is written."""
+
+    turn_id: str
+    timestamp: str
+    parts: list  # as a Bubble's, text as plain text (static/viewer.js appends to it)
+
+
+def open_turn_bubble(open_turn):
+    """The provisional bubble of a session's `open_turn` ({turn_id, started_at,
+    visible_text, content_blocks}), or None when there is none or it shows nothing.
+
+    Its text stays plain (not Markdown) because the page keeps appending streamed
+    text to it; the row that replaces it is rendered as Markdown. A block that
+    carries a `block_id` keeps it, so live events find it.
+    """
+    if not isinstance(open_turn, dict) or not open_turn.get("turn_id"):
+        return None
+    message = _OpenTurnRow(open_turn.get("content_blocks"))
+    blocks = _blocks(message)
+    tool_names = {block.get("id"): block.get("name") for block in blocks
+                  if block.get("type") in TOOL_USES}
+    parts = []
+    for block in blocks:
+        if block.get("type") == "text":
+            text = block.get("text")
+            part = {"kind": "streaming_text", "text": text} if _visible(text) else None
+        else:
+            part = _part(block, tool_names, "open")
+        if part:
+            parts.append({**part, "block_id": str(block.get("block_id") or "")})
+    if not parts:
+        return None
+    return OpenTurnBubble(str(open_turn["turn_id"]), str(open_turn.get("started_at") or ""),
+                          nested(parts))
+
+
+@dataclass(frozen=True)
+class _OpenTurnRow:
+    content_blocks: list
+
+
+def nested(parts):
+    """`parts` with each tool_result moved into the `results` of the tool_use it answers.
+
+    A result whose call is not among `parts` (made in an earlier row) keeps its place.
+    """
+    calls = {}
+    out = []
+    for part in parts:
+        if part["kind"] == "tool_use":
+            calls[part["anchor"]] = part  # a repeated id: its results follow the latest call
+        elif part["kind"] == "tool_result" and part["anchor"] in calls:
+            calls[part["anchor"]]["results"].append(part)
+            continue
+        out.append(part)
     return out
 
 
@@ -69,8 +135,10 @@ def _part(block, tool_names, message_id):
     if kind in TOOL_USES:
         tool_input = block.get("input")
         return {"kind": "tool_use", "name": str(block.get("name") or "tool"),
+                "tool_id": str(block.get("id") or ""),
                 "anchor": anchor(message_id, block.get("id")), "preview": _preview(tool_input),
-                "input_json": _json(tool_input if tool_input is not None else {})}
+                "input_json": _json(tool_input if tool_input is not None else {}),
+                "results": []}
     if kind == "tool_result":
         text = tool_result_text(block.get("content"))
         tool_id = block.get("tool_use_id")
@@ -93,7 +161,6 @@ def _thinking_text(block):
         if _visible(value):
             return value.strip()
     return ""
-
 
 
 def _preview(tool_input):

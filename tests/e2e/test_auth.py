@@ -321,7 +321,9 @@ def test_a_revoked_token_ends_the_viewer_session(app, client, world):
 
 def test_sign_out_forgets_the_cookie(client, world):
     sign_in(client, world["alice"])
-    assert b"Sign out" in client.get("/sessions").data
+    # On every page, the session page included (its session must not hide Flask's).
+    for path in ("/sessions", f"/sessions/{world['sid']}", "/search?q=x", "/sessions/nope"):
+        assert b'<form class="signout" method="post" action="/logout">' in client.get(path).data
     client.post("/logout")
     assert client.get("/sessions").status_code == 302
 

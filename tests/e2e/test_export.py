@@ -36,7 +36,8 @@ def test_json_is_the_session_payload_with_blocks(client, session_id):
     assert "attachment" in response.headers["Content-Disposition"]
     assert response.get_json() == {"session": get_session(client, session_id)}
     blocks = response.get_json()["session"]["messages"][1]["content_blocks"]
-    assert [b["type"] for b in blocks] == ["thinking", "tool_use", "tool_result", "tool_use"]
+    assert [b["type"] for b in blocks] == ["thinking", "text", "tool_use", "tool_result", "text",
+                                           "tool_use"]
 
 
 def test_openai_is_the_openai_message_list(client, session_id):
@@ -61,7 +62,12 @@ def test_markdown_is_a_readable_attachment(client, session_id):
     messages = get_session(client, session_id)["messages"]
     assert f"## System · {messages[0]['timestamp']}" in doc
     assert f"## Assistant · {messages[1]['timestamp']}" in doc
-    assert "Looking.\n\nFound **it**. <b>ok</b>" in doc  # text as-is: plain text, not HTML
+    assert doc.count("Looking.") == 1 and doc.count("Found **it**. <b>ok</b>") == 1  # as-is
+    # In arrival order: text, the call, its result, the next text, the next call.
+    order = ["Looking.", "**Tool call: Bash**", "**Tool result** (`toolu_1`)",
+             "Found **it**.", "**Tool call: Read**"]
+    assert [doc.index(part) for part in order] == sorted(doc.index(part) for part in order)
+    assert "text block" not in doc
     assert "**Tool call: Bash** (`toolu_1`)" in doc and "**Tool call: Read**" in doc
     assert "````json\n" + json.dumps({"command": "ls ```"}, indent=2) + "\n````" in doc
     assert "````text\nREADME.md\n```\n<script>x</script>\n````" in doc

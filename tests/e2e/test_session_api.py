@@ -25,7 +25,8 @@ def test_get_payload_matches_rows(client, rows):
     assert [(m["id"], m["role"], m["content"]) for m in session["messages"]] == stored
     assert session["message_count"] == len(stored) == 2
     assert session["messages"][1]["content"] == "Looking.\n\nFound it."
-    assert [b["type"] for b in session["messages"][1]["content_blocks"]] == ["tool_use"]
+    assert [b["type"] for b in session["messages"][1]["content_blocks"]] == [
+        "text", "tool_use", "text"]  # in arrival order; ordinary: the tool_result is dropped
     assert "turn_key" not in session["messages"][1]
     assert "next_event_index" not in session
     assert complete(client, sid).get_json()["session"]["status"] == "completed"

@@ -3,6 +3,7 @@
 Debian's `chromium`, driven by Playwright (`executable_path`; Playwright's own browser
 download is never used). Without either, these tests skip, or fail when `CI` is set.
 """
+import json
 import os
 import shutil
 import time
@@ -175,7 +176,7 @@ def test_reconnects_resume_from_the_last_event_without_duplicate_bubbles(
     runner = Runner(base, sid)
     page = open_page(f"{base}/sessions/{sid}")
     streams = []  # every stream request the page made
-    page.on("request", lambda r: "/stream" in r.url and streams.append(r))
+    page.on("request", lambda r: "/events" in r.url and streams.append(r))
     assert page.locator("#transcript-empty").is_visible()
     wait_for_state(page, "live")
     page.evaluate("window.sameDocument = true")
@@ -194,8 +195,10 @@ def test_reconnects_resume_from_the_last_event_without_duplicate_bubbles(
     assert len(ids) == len(set(ids)) == 3
     assert page.evaluate("window.sameDocument") is True
     resumed_from = [(r.url, r.all_headers().get("last-event-id")) for r in streams]
-    cursors = [int(c) for _, c in resumed_from if c is not None]
-    assert len(cursors) >= 2 and cursors == sorted(cursors) and cursors[-1] >= 3, resumed_from
+    cursors = [tuple(int(n) for n in c.split(".")) for _, c in resumed_from  # <line>.<n>
+               if c is not None]
+    assert len(cursors) >= 2 and cursors == sorted(cursors) and cursors[-1] >= (3,), \
+        resumed_from
 
 
 def test_the_session_list_links_to_the_transcript(open_page, app_server):
@@ -203,7 +206,7 @@ def test_the_session_list_links_to_the_transcript(open_page, app_server):
     page = open_page(f"{app_server.base}/sessions")
     page.click(f'a.session-link >> text="{sid}"')
     page.wait_for_url(f"**/sessions/{sid}")
-    assert page.locator("h1").inner_text() == sid
+    assert page.locator("h1").inner_text() == sid  # untitled: it said nothing yet
     wait_for_state(page, "live")
 
 
@@ -252,3 +255,121 @@ def test_sign_in_once_then_the_cookie_carries_the_page_and_its_live_stream(
         assert user_token not in cookie["value"]
     finally:
         context.close()
+
+
+LONG_URL = "https://example.com/" + "/".join(f"segment-{n}" for n in range(30))
+LONG_CODE = "```\n" + "x = [" + ", ".join(str(n) for n in range(200)) + "]\n```"
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_at_390_px_nothing_scrolls_sideways_in_either_theme(browser, app_server, theme):
+    sid = new_session(app_server.base, "workflow", {"workflow_id": "wf", "prompt": "w" * 300})
+    runner = Runner(app_server.base, sid)
+    wide_input = {"command": "echo " + "y" * 400, "path": "/" + "/".join(["deep"] * 60)}
+    runner.post(cl.system_init(),
+                cl.assistant(cl.text(f"See {LONG_URL} and `{'z' * 200}`\n\n{LONG_CODE}")),
+                cl.assistant(cl.tool_use("toolu_w", "Bash" * 30, wide_input)),
+                cl.tool_result("toolu_w", "q" * 2000), cl.result())
+    context = browser.new_context(viewport={"width": 390, "height": 800}, color_scheme=theme)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        for path in (f"/sessions/{sid}", "/sessions", "/search?q=segment"):
+            page.goto(app_server.base + path)
+            page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert (background == "rgb(18, 21, 28)") is (theme == "dark")
+    finally:
+        context.close()
+
+
+def provisional_texts(page):
+    return page.locator("#open-turn .markdown").all_inner_texts()
+
+
+def test_half_a_turn_shows_within_2_s_and_its_row_replaces_it(open_page, app_server):
+    sid = new_session(app_server.base, "workflow", {"workflow_id": "wf"})
+    runner = Runner(app_server.base, sid)
+    runner.post(cl.assistant(cl.text("Earlier turn.")), cl.result())
+    page = open_page(f"{app_server.base}/sessions/{sid}")
+    wait_for_state(page, "live")
+
+    started = time.monotonic()
+    runner.post(cl.assistant(cl.text(f"Looking {SCRIPT}"), message_id="m1"),
+                cl.assistant(cl.tool_use("toolu_l", "Bash", {"command": "ls"}), message_id="m1"))
+    page.wait_for_selector("#open-turn .markdown >> text=Looking", timeout=2000)
+    shown_after = time.monotonic() - started
+    runner.post(cl.tool_result("toolu_l", "a.txt"),
+                cl.assistant(cl.text("Found a.txt."), message_id="m2"))
+    page.wait_for_selector("#open-turn .markdown >> text=Found a.txt.", timeout=2000)
+    # Arrival order in the provisional bubble: text, the call with its result, text.
+    order = page.eval_on_selector_all(
+        "#open-turn > .markdown, #open-turn > .tool-call",
+        "nodes => nodes.map(n => n.className + ':' + n.textContent.trim().slice(0, 12))")
+    assert [o.split(":")[0] for o in order] == ["markdown streaming", "tool-call",
+                                                "markdown streaming"], order
+    assert page.locator("#open-turn .tool-call .tool-result pre.output").inner_text() == "a.txt"
+    assert provisional_texts(page)[0] == f"Looking {SCRIPT}"  # as text, never markup
+    assert page.evaluate("window.pwned") is None
+    assert bubble_texts(page)[0] == "Earlier turn."
+
+    page.reload()  # mid-turn: the server renders the open turn, then events grow it
+    assert provisional_texts(page) == [f"Looking {SCRIPT}", "Found a.txt."]
+    assert page.locator("#open-turn .tool-call .tool-result pre.output").inner_text() == "a.txt"
+    wait_for_state(page, "live")
+    runner.post(cl.assistant(cl.text("One more thing."), message_id="m3"))
+    page.wait_for_selector("#open-turn .markdown >> text=One more thing.", timeout=2000)
+    assert provisional_texts(page) == [f"Looking {SCRIPT}", "Found a.txt.", "One more thing."]
+    assert page.evaluate("window.pwned") is None
+
+    runner.post(cl.result())
+    page.wait_for_selector("#open-turn", state="detached")
+    page.wait_for_selector("article.bubble >> text=One more thing.")
+    time.sleep(0.3)  # room for a stray extra bubble
+    assert page.locator("article.bubble", has_text="Found a.txt.").count() == 1
+    assert page.locator("article.bubble.provisional").count() == 0
+    page.wait_for_selector('#count-messages >> text="2"')
+    assert page.locator("#count-turns").inner_text() == "2"
+    print(f"half a turn on the page {shown_after * 1000:.0f} ms after its POST began")
+
+
+def stream_event(event):
+    return json.dumps({"type": "stream_event", "uuid": f"se-{time.monotonic_ns()}",
+                       "session_id": "claude-session", "parent_tool_use_id": None,
+                       "event": event})
+
+
+def text_delta(text):
+    return stream_event({"type": "content_block_delta", "index": 0,
+                         "delta": {"type": "text_delta", "text": text}})
+
+
+def test_streamed_text_grows_in_place_then_a_reload_mid_turn_shows_it(open_page, app_server):
+    sid = new_session(app_server.base, "agent")
+    runner = Runner(app_server.base, sid)
+    page = open_page(f"{app_server.base}/sessions/{sid}")
+    wait_for_state(page, "live")
+    runner.post(stream_event({"type": "message_start", "message": {
+                    "id": "msg_s", "role": "assistant", "content": []}}),
+                stream_event({"type": "content_block_start", "index": 0,
+                              "content_block": {"type": "text", "text": ""}}),
+                text_delta("Streaming <b>"))
+    page.wait_for_selector("#open-turn .markdown.streaming >> text=Streaming <b>", timeout=2000)
+    runner.post(text_delta("in place."))
+    page.wait_for_selector("#open-turn >> text=Streaming <b>in place.", timeout=2000)
+    assert page.locator("#open-turn .markdown").count() == 1  # one block, grown
+    assert page.locator("#open-turn b").count() == 0
+    assert page.locator("#transcript-empty").is_hidden()
+
+    # Reloaded mid-block: the open turn holds whole blocks only, so the page shows the
+    # text streamed from then on, until the whole block arrives.
+    page.reload()
+    wait_for_state(page, "live")
+    runner.post(text_delta(" And more."))
+    page.wait_for_selector("#open-turn >> text=And more.", timeout=2000)
+    runner.post(stream_event({"type": "content_block_stop", "index": 0}),
+                cl.assistant(cl.text("Streaming <b>in place. And more."), message_id="msg_s"),
+                cl.result())
+    page.wait_for_selector("#open-turn", state="detached")
+    assert bubble_texts(page) == ["Streaming <b>in place. And more."]

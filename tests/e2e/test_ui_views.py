@@ -46,10 +46,37 @@ def test_the_session_list_shows_type_status_counts_and_a_link(client):
     assert f'href="/sessions/{flow}"' in rows[0] and f'href="/sessions/{chat}"' in rows[1]
     cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>",
                                                                    rows[1], re.S)]
-    assert cells[:5] == [chat, "chat", "completed", "1", "0"]
+    assert cells[0].split() == ["hi", chat]  # the title, then the id
+    assert cells[1:5] == ["chat", "completed", "1", "0"]
     assert cells[5].endswith(" UTC")
     assert "workflow" in rows[0] and "running" in rows[0]
     assert_no_inline_script(html)
+
+
+def test_sessions_are_titled_by_prompt_or_first_text_with_model_and_cwd(client):
+    sid = create_session(client, "agent")
+    post_lines(client, sid, [cl.system_init(), cl.assistant(cl.tool_use("t1")), cl.result(),
+                             cl.assistant(cl.text(f"Fixing **the** pager {SCRIPT}\nmore")),
+                             cl.result()])
+    asked = create_session(client, "chat", {"prompt": "Why is CI red?"})
+    post_lines(client, asked, [cl.assistant(cl.text("Because.")), cl.result()])
+    untitled = create_session(client, "terminal")
+    listing = page(client, "/sessions")
+    escaped = "Fixing the pager &lt;script&gt;window.pwned = 1&lt;/script&gt;"
+    assert re.search(rf'<a class="session-link" href="/sessions/{sid}">{re.escape(escaped)}</a>',
+                     listing)
+    assert SCRIPT not in listing
+    assert '· <code class="model">claude-sonnet-4-5</code> · <code class="cwd">/repo</code>' \
+        in listing
+    assert f'href="/sessions/{asked}">Why is CI red?</a>' in listing
+    assert f'class="session-link untitled" href="/sessions/{untitled}">{untitled}</a>' in listing
+
+    html = page(client, f"/sessions/{sid}")
+    assert f"<title>{escaped} · turnlog</title>" in html
+    assert f'<h1 class="session-title">{escaped}</h1>' in html
+    assert f'<code class="session-id">{sid}</code>' in html and 'class="model"' in html
+    assert f'<h1 class="session-title untitled">{untitled}</h1>' in page(client,
+                                                                       f"/sessions/{untitled}")
 
 
 def test_the_session_list_pages_by_cursor(client, monkeypatch):
@@ -94,7 +121,11 @@ def test_every_ingested_block_kind_is_rendered(client):
                      r'<span class="label">Error</span>\s*<a class="tool-link" '
                      r'href="#tool-\d+-toolu_7">Bash · toolu_7</a>', turn)
     assert '<pre class="output">boom: no such file</pre>' in turn
-    assert turn.index("I will run") < turn.index("Thinking")  # content text, then blocks
+    # In arrival order: thinking, text, the call with its result nested under it.
+    assert turn.index("Thinking") < turn.index("I will run") < turn.index("tool-use")
+    assert re.search(r'<div class="tool-call" data-call-id="toolu_7">\s*<details class="block tool-use".*?'
+                     r'<details class="block tool-result.*?</details>\s*</div>', turn, re.S)
+    assert turn.count("I will run") == 1
     assert_no_inline_script(html)
 
 
@@ -143,12 +174,12 @@ def test_a_tool_only_ordinary_turn_adds_no_bubble(client):
 def test_the_page_follows_the_stream_from_its_last_event(client):
     sid = create_session(client, "agent")
     html = page(client, f"/sessions/{sid}")
-    assert f'data-stream-url="/api/remote/sessions/{sid}/stream?after=-1"' in html
+    assert f'data-events-url="/api/remote/sessions/{sid}/events?after=-1"' in html
     assert 'data-live="true"' in html and 'data-state="connecting"' in html
     post_lines(client, sid, [cl.assistant(cl.text("one")), cl.result(), "noise"])
     complete(client, sid)
     html = page(client, f"/sessions/{sid}")
-    assert f'data-stream-url="/api/remote/sessions/{sid}/stream?after=2"' in html
+    assert f'data-events-url="/api/remote/sessions/{sid}/events?after=2"' in html
     assert 'data-live="false"' in html and 'data-state="ended"' in html
     assert re.search(r'data-last-message-id="(\d+)"', html).group(1) == str(bubble_ids(html)[-1])
 
@@ -224,3 +255,86 @@ def test_search_page_without_a_query_shows_the_form_only(client):
     html = page(client, "/search")
     assert 'name="q"' in html and "Nothing matches" not in html
     assert "Nothing matches" in page(client, "/search?q=absent")
+
+
+def test_the_header_counters_come_as_json(client):
+    sid = create_session(client, "chat")
+    post_lines(client, sid, [cl.assistant(cl.text("one")), cl.result(),
+                             cl.assistant(cl.tool_use("t1")), cl.result()])
+    response = client.get(f"/sessions/{sid}/counters")
+    assert response.status_code == 200 and response.headers["Cache-Control"] == "no-store"
+    assert response.get_json() == {"status": "running", "message_count": 1,
+                                   "conversation_turn_count": 2, "total_tokens": 0}
+    html = page(client, f"/sessions/{sid}")
+    assert '<dd id="count-messages">1</dd>' in html and '<dd id="count-turns">2</dd>' in html
+    assert client.get("/sessions/nope/counters").status_code == 404
+
+
+OPEN_TURN = {"turn_id": "turn:open", "started_at": "2026-12-02T16:49:41.000000Z",
+             "visible_text": f"Half {SCRIPT}", "content_blocks": [
+                 {"type": "text", "text": f"Half {SCRIPT}", "block_id": "b0"},
+                 {"type": "tool_use", "id": "toolu_o", "name": "Bash",
+                  "input": {"command": "ls"}, "block_id": "b1"},
+                 {"type": "tool_result", "tool_use_id": "toolu_o", "content": "a.txt",
+                  "block_id": "b2"}]}
+
+
+@pytest.fixture
+def with_open_turn(monkeypatch):
+    """The session read carries OPEN_TURN, as GET /api/remote/sessions/<id> reports it."""
+    from app.ui import routes
+
+    for name in ("get_session", "get_session_summary"):
+        real = getattr(routes.service, name)
+
+        def read(*args, real=real, **kwargs):
+            found = real(*args, **kwargs)
+            found.open_turn = OPEN_TURN
+            return found
+        monkeypatch.setattr(routes.service, name, read)
+
+
+def test_the_first_render_shows_the_open_turn_last_and_provisional(client, with_open_turn):
+    sid = create_session(client, "agent")
+    post_lines(client, sid, [cl.assistant(cl.text("Closed turn.")), cl.result()])
+    html = page(client, f"/sessions/{sid}")
+    articles = re.findall(r"<article.*?</article>", html, re.S)
+    assert len(articles) == 2 and "Closed turn." in articles[0]
+    open_turn = articles[1]
+    assert open_turn.startswith('<article class="bubble role-assistant provisional" '
+                                'id="open-turn" data-turn-id="turn:open" data-snapshot="true"')
+    assert ('<div class="markdown streaming" data-block-id="b0">Half '
+            '&lt;script&gt;window.pwned = 1&lt;/script&gt;</div>') in open_turn
+    assert re.search(r'<div class="tool-call" data-call-id="toolu_o">\s*<details class="block '
+                     r'tool-use" id="tool-open-toolu_o" data-block-id="b1">.*?<details class='
+                     r'"block tool-result" open data-block-id="b2">', open_turn, re.S)
+    assert_no_inline_script(html)
+    assert f'data-open-turn-url="/sessions/{sid}/open-turn"' in html
+
+    fragment = client.get(f"/sessions/{sid}/open-turn")
+    assert fragment.headers["Cache-Control"] == "no-store"
+    assert fragment.get_data(as_text=True).strip() == open_turn
+
+
+def test_with_no_open_turn_the_fragment_is_empty(client):
+    sid = create_session(client, "agent")
+    assert client.get(f"/sessions/{sid}/open-turn").get_data(as_text=True).strip() == ""
+    assert 'id="open-turn"' not in page(client, f"/sessions/{sid}")
+
+
+def test_half_a_real_turn_is_in_the_first_render_until_its_result(client):
+    sid = create_session(client, "workflow", {"workflow_id": "wf"})
+    post_lines(client, sid, [cl.assistant(cl.text("Half said.")), cl.assistant(cl.tool_use("t1")),
+                             cl.tool_result("t1", "out")])
+    html = page(client, f"/sessions/{sid}")
+    [open_turn] = re.findall(r'<article class="bubble role-assistant provisional".*?</article>',
+                             html, re.S)
+    assert '<div class="markdown streaming">Half said.</div>' in open_turn
+    assert re.search(r'data-call-id="t1">.*?<pre class="output">out</pre>', open_turn, re.S)
+    assert bubble_ids(html) == [] and 'id="transcript-empty" class="empty" hidden' in html
+    assert "Half said." in client.get(f"/sessions/{sid}/open-turn").get_data(as_text=True)
+
+    post_lines(client, sid, [cl.result()], start_seq=3)
+    html = page(client, f"/sessions/{sid}")
+    assert 'id="open-turn"' not in html and len(bubble_ids(html)) == 1
+    assert client.get(f"/sessions/{sid}/open-turn").get_data(as_text=True).strip() == ""

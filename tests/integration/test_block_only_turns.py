@@ -12,6 +12,8 @@ from tests import claude_lines as cl
 OTHER_ORDINARY_KINDS = ["chat", "terminal", "workflow_without_id", "agent_with_workflow_id"]
 USE = cl.tool_use("toolu_1", "Bash", {"command": "ls"})
 THINK = cl.thinking("Maybe the tests dir.")
+LOOKING = cl.text("Looking.")
+FOUND = cl.text("Found it.")
 RESULT_BLOCK = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "README.md\n",
                 "is_error": False}
 
@@ -63,18 +65,18 @@ def test_autonomous_block_only_row_keeps_blocks_in_metadata(new_session, feed, m
 
 
 @pytest.mark.parametrize("kind, expected_blocks", [
-    ("ordinary", [USE]),
-    ("workflow_without_id", [USE]),
-    ("agent_with_workflow_id", [USE]),
-    ("autonomous", [USE, RESULT_BLOCK]),
+    ("ordinary", [LOOKING, USE, FOUND]),
+    ("workflow_without_id", [LOOKING, USE, FOUND]),
+    ("agent_with_workflow_id", [LOOKING, USE, FOUND]),
+    ("autonomous", [LOOKING, USE, RESULT_BLOCK, FOUND]),  # in arrival order
 ])
 def test_user_tool_result_is_ignored_or_folded(kind, expected_blocks, new_session, feed,
                                                messages, counts):
     sid = new_session(kind)
     feed(sid, [
-        cl.assistant(cl.text("Looking."), USE),
+        cl.assistant(LOOKING, USE),
         cl.tool_result("toolu_1", "README.md\n"),
-        cl.assistant(cl.text("Found it.")),
+        cl.assistant(FOUND),
         cl.result(),
     ])
 

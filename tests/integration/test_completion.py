@@ -35,7 +35,7 @@ def test_complete_without_result_flushes_the_open_turn(kind, new_session, feed, 
 
     [row] = messages(sid)
     assert (row["role"], row["content"]) == ("assistant", "Half a thought")
-    assert row["content_blocks"] == [use]
+    assert row["content_blocks"] == [cl.text("Half a thought"), use]
     assert row["metadata"]["trigger"] == "completion"
     assert "result" not in row["metadata"]
     assert counts(sid) == (1, 1)

@@ -29,7 +29,7 @@ def test_state_stays_small_while_parts_grow_and_are_released_at_flush(kind, new_
     [row] = messages(sid)
     assert row["content"] == "\n\n".join(f"step {n}" for n in range(REQUESTS))
     kept = [b["type"] for b in row["content_blocks"]]
-    expected = ["tool_use", "tool_result"] if kind == "autonomous" else ["tool_use"]
+    expected = ["text", "tool_use", "tool_result"] if kind == "autonomous" else ["text", "tool_use"]
     assert kept == expected * REQUESTS
     assert rows("SELECT COUNT(*) FROM session_turn_parts WHERE session_id = ?", sid)[0][0] == 0
     assert counts(sid) == (1, 1)

@@ -25,7 +25,7 @@ def test_openai_message_is_one_assistant_row(kind, content, new_session, feed, c
     [row] = messages(sid)
     assert (row["role"], row["content"], row["source"]) == (
         "assistant", "Plain string reply.", "remote_live")
-    assert row["content_blocks"] == []
+    assert row["content_blocks"] == [{"type": "text", "text": "Plain string reply."}]
     assert counts(sid) == (1, 1)
 
 
@@ -39,7 +39,8 @@ def test_openai_tool_calls_become_tool_use_blocks(kind, new_session, feed, compl
 
     [row] = messages(sid)
     assert row["content"] == "Running ls."
-    expected = [{"type": "tool_use", "id": "call_1", "name": "shell", "input": {"cmd": "ls"}}]
+    expected = [{"type": "text", "text": "Running ls."},
+                {"type": "tool_use", "id": "call_1", "name": "shell", "input": {"cmd": "ls"}}]
     assert row["content_blocks"] == row["metadata"]["content_blocks"] == expected
 
 

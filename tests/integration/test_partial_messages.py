@@ -66,10 +66,10 @@ def test_deltas_and_the_whole_message_yield_the_text_once(kind, new_session, fee
     assert [(m["role"], m["content"]) for m in rows] == [
         ("assistant", "Listing the files.\n\nDone.")]
     types = [b["type"] for b in rows[0]["content_blocks"]]
-    expected = ["thinking", "tool_use"] + (["tool_result"] if kind == "autonomous" else [])
-    assert types == expected
+    result = ["tool_result"] if kind == "autonomous" else []
+    assert types == ["thinking", "text", "tool_use", *result, "text"]
     assert rows[0]["content_blocks"][0]["thinking"] == "Let me look."
-    assert rows[0]["content_blocks"][1]["input"] == {"command": "ls"}
+    assert rows[0]["content_blocks"][2]["input"] == {"command": "ls"}
     assert counts(sid) == (1, 1)
     assert [payload for _, _, payload, _ in outputs(sid)] == lines  # all kept for viewers
 

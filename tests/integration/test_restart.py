@@ -22,7 +22,7 @@ def test_restart_mid_turn_keeps_every_line_once(kind, new_session, feed, restart
     assert resent.duplicates == 2
     [row] = messages(sid)
     assert row["content"] == "Part one.\n\nPart two."
-    assert row["content_blocks"] == [use]
+    assert row["content_blocks"] == [cl.text("Part one."), use, cl.text("Part two.")]
     assert row["metadata"]["event_range"] == [0, 3]
     assert counts(sid) == (1, 1)
 

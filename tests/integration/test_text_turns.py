@@ -14,7 +14,7 @@ def test_text_turn_is_one_assistant_row(kind, new_session, feed, messages, count
     [row] = messages(sid)
     assert (row["role"], row["content"]) == ("assistant", "Hello there.")
     assert row["source"] == "remote_live"
-    assert row["content_blocks"] == [] == row["metadata"]["content_blocks"]
+    assert row["content_blocks"] == [cl.text("Hello there.")] == row["metadata"]["content_blocks"]
     assert row["metadata"]["trigger"] == "result"
     assert row["metadata"]["result"] == {"subtype": "success", "is_error": False, "num_turns": 1,
                                          "duration_ms": 10}
@@ -40,8 +40,8 @@ def test_text_and_tool_use_keep_the_blocks_in_column_and_metadata(kind, new_sess
 
     [row] = messages(sid)
     assert row["content"] == "Reading a.py."
-    assert row["content_blocks"] == [use]
-    assert row["metadata"]["content_blocks"] == [use]
+    assert row["content_blocks"] == [cl.text("Reading a.py."), use]
+    assert row["metadata"]["content_blocks"] == [cl.text("Reading a.py."), use]
     assert counts(sid) == (1, 1)
 
 
@@ -58,7 +58,7 @@ def test_lines_of_one_message_id_make_one_row(kind, new_session, feed, messages,
 
     [row] = messages(sid)
     assert row["content"] == "Listing files."
-    assert row["content_blocks"] == [think, use]
+    assert row["content_blocks"] == [think, cl.text("Listing files."), use]
     assert row["metadata"]["message_ids"] == ["msg_shared"]
     assert row["metadata"]["event_range"] == [0, 3]
     assert counts(sid) == (1, 1)

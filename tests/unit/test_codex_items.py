@@ -133,7 +133,8 @@ def test_an_item_restated_in_later_requests_is_one_block_in_its_first_place(uow)
     [row] = uow.messages.rows
     assert row.content == "Built."
     assert [(b["type"], b.get("name")) for b in row.content_blocks] == [
-        ("tool_use", "todo_list"), ("tool_use", "command_execution"), ("tool_result", None)]
+        ("tool_use", "todo_list"), ("tool_use", "command_execution"), ("tool_result", None),
+        ("text", None)]
     assert row.content_blocks[0]["input"]["items"] == [{"text": "step 1", "completed": True},
                                                        {"text": "step 2", "completed": True}]
     assert row.content_blocks[2]["content"] == "ok"

@@ -14,8 +14,12 @@ THINKING = {"type": "thinking", "thinking": "hm", "signature": "s"}
 TOOL_RESULT = {"type": "tool_result", "tool_use_id": "t1", "content": "ok", "is_error": False}
 
 
+def text(value):
+    return {"type": "text", "text": value}
+
+
 def turn(texts=(), blocks=(), result=None):
-    parts = tuple({"type": "text", "text": t} for t in texts) + tuple(blocks)
+    parts = tuple(text(t) for t in texts) + tuple(blocks)
     return closed(Turn("turn:k", parts, ("m1",), "result", result or {}, 0, 3))
 
 
@@ -42,8 +46,8 @@ def test_policy_is_derived_from_type_and_workflow_id(session_type, context, expe
 def test_text_turn_is_one_assistant_row_with_its_blocks(policy):
     draft = policy.draft(turn(["Hello"], [THINKING, TOOL_USE]))
     assert (draft.role, draft.content, draft.source) == ("assistant", "Hello", "remote_live")
-    assert draft.content_blocks == [THINKING, TOOL_USE]
-    assert draft.metadata["content_blocks"] == [THINKING, TOOL_USE]
+    assert draft.content_blocks == [text("Hello"), THINKING, TOOL_USE]
+    assert draft.metadata["content_blocks"] == [text("Hello"), THINKING, TOOL_USE]
     assert draft.turn_key == "turn:k"
 
 
@@ -61,8 +65,18 @@ def test_block_only_turn_is_evidence_when_autonomous(blocks):
 
 def test_tool_results_are_ignored_when_ordinary_and_folded_when_autonomous():
     blocks = [TOOL_USE, TOOL_RESULT]
-    assert ORDINARY.draft(turn(["t"], blocks)).content_blocks == [TOOL_USE]
-    assert AUTONOMOUS.draft(turn(["t"], blocks)).content_blocks == [TOOL_USE, TOOL_RESULT]
+    assert ORDINARY.draft(turn(["t"], blocks)).content_blocks == [text("t"), TOOL_USE]
+    assert AUTONOMOUS.draft(turn(["t"], blocks)).content_blocks == [text("t"), TOOL_USE,
+                                                                    TOOL_RESULT]
+
+
+def test_the_row_keeps_every_block_in_arrival_order():
+    parts = (text("Looking."), TOOL_USE, TOOL_RESULT, text("Found it."))
+    draft = AUTONOMOUS.draft(closed(Turn("turn:k", parts, (), "result", {}, 0, 3)))
+    assert draft.content == "Looking.\n\nFound it."
+    assert draft.content_blocks == list(parts)
+    assert ORDINARY.draft(closed(Turn("turn:k", parts, (), "result", {}, 0, 3))).content_blocks \
+        == [text("Looking."), TOOL_USE, text("Found it.")]
 
 
 @pytest.mark.parametrize("policy", [ORDINARY, AUTONOMOUS])
@@ -76,7 +90,7 @@ def test_whitespace_is_not_visible_text(texts):
     draft = AUTONOMOUS.draft(turn(texts, [TOOL_USE]))
     assert draft.role == "assistant"
     assert draft.content == ""
-    assert draft.content_blocks == [TOOL_USE]
+    assert draft.content_blocks == [*map(text, texts), TOOL_USE]
 
 
 @pytest.mark.parametrize("policy", [ORDINARY, AUTONOMOUS])
@@ -144,10 +158,10 @@ def test_rows_and_failure_notes_say_when_the_turn_started_and_completed(policy):
     assert note.role == "system" and note.metadata["turn_id"] == "turn:f"
 
 
-def test_the_row_holds_the_blocks_of_the_normalized_turn_without_its_text():
+def test_the_row_holds_the_blocks_of_the_normalized_turn():
     item = {"type": "item_state", "item_id": "item_0", "blocks": [TOOL_USE, TOOL_RESULT]}
     parts = ({"type": "text", "text": "Lo", "delta": True}, {"type": "text", "text": "ok",
                                                              "delta": True}, item)
     draft = AUTONOMOUS.draft(closed(Turn("turn:k", parts, (), "result", {}, 0, 3)))
     assert draft.content == "Look"
-    assert draft.content_blocks == [TOOL_USE, TOOL_RESULT]
+    assert draft.content_blocks == [text("Look"), TOOL_USE, TOOL_RESULT]

@@ -2,6 +2,7 @@
 from app.services.models import Message
 from app.ui.transcript import anchor
 from app.ui.transcript import bubbles
+from app.ui.transcript import open_turn_bubble
 
 
 def message(id_, content="", blocks=(), role="assistant"):
@@ -23,9 +24,9 @@ def test_each_block_kind_becomes_its_part():
         {"type": "image", "source": {}},
     ])])
     assert str(bubble.html) == "<p>Done.</p>"
-    assert kinds(bubble) == ["thinking", "thinking", "redacted_thinking", "tool_use",
-                             "tool_result", "other"]
-    thinking, reasoning, _, use, result, other = bubble.parts
+    assert kinds(bubble) == ["thinking", "thinking", "redacted_thinking", "tool_use", "other"]
+    thinking, reasoning, _, use, other = bubble.parts
+    [result] = use["results"]  # nested under the call it answers
     assert (thinking["label"], thinking["text"]) == ("Thinking", "hmm")
     assert (reasoning["label"], reasoning["text"]) == ("Reasoning", "why")
     assert use["name"] == "Bash" and use["preview"] == "ls -la"
@@ -66,6 +67,61 @@ def test_reused_tool_ids_are_named_and_anchored_within_their_own_message():
         return Message(id_, "s", "assistant", "", blocks, {}, "remote_live", f"k{id_}", "t")
 
     first, second = bubbles([message(1, "command_execution"), message(2, "file_change")])
-    assert first.parts[1]["tool_name"] == "command_execution"
-    assert second.parts[1]["tool_name"] == "file_change"
+    assert first.parts[0]["results"][0]["tool_name"] == "command_execution"
+    assert second.parts[0]["results"][0]["tool_name"] == "file_change"
     assert first.parts[0]["anchor"] != second.parts[0]["anchor"]
+
+
+def test_a_row_with_text_blocks_shows_its_blocks_in_arrival_order():
+    [bubble] = bubbles([message(1, "Looking.\n\nFound it.", [
+        {"type": "text", "text": "Looking."},
+        {"type": "tool_use", "id": "t1", "name": "Read", "input": {"path": "a"}},
+        {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "ls"}},
+        {"type": "tool_result", "tool_use_id": "t2", "content": "two"},
+        {"type": "tool_result", "tool_use_id": "t1", "content": "one"},
+        {"type": "text", "text": "Found it."},
+    ])])
+    assert bubble.html == ""  # the content text is not shown twice
+    assert kinds(bubble) == ["text", "tool_use", "tool_use", "text"]
+    assert [str(p["html"]) for p in bubble.parts if p["kind"] == "text"] == [
+        "<p>Looking.</p>", "<p>Found it.</p>"]
+    read, bash = bubble.parts[1], bubble.parts[2]
+    assert [r["text"] for r in read["results"]] == ["one"]
+    assert [r["text"] for r in bash["results"]] == ["two"]
+
+
+def test_an_older_row_shows_its_content_first_then_its_blocks():
+    [bubble] = bubbles([message(1, "Done.", [
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}])])
+    assert str(bubble.html) == "<p>Done.</p>" and kinds(bubble) == ["tool_use"]
+
+
+def test_a_result_whose_call_is_in_another_row_keeps_its_place():
+    [bubble] = bubbles([message(1, "", [
+        {"type": "tool_result", "tool_use_id": "earlier", "content": "late"},
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}},
+        {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}])])
+    assert kinds(bubble) == ["tool_result", "tool_use"]
+    assert bubble.parts[0]["text"] == "late" and bubble.parts[1]["results"][0]["text"] == "ok"
+
+
+def test_the_open_turn_is_a_provisional_bubble_in_arrival_order():
+    bubble = open_turn_bubble({"turn_id": "turn:x", "started_at": "2026-12-02T16:49:41Z",
+                               "visible_text": "Looking <b>.", "content_blocks": [
+        {"type": "text", "text": "Looking <b>.", "block_id": "b0"},
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"},
+         "block_id": "b1"},
+        {"type": "tool_result", "tool_use_id": "t1", "content": "a", "block_id": "b2"},
+        {"type": "text", "text": " "}]})
+    assert (bubble.turn_id, bubble.timestamp) == ("turn:x", "2026-12-02T16:49:41Z")
+    assert kinds(bubble) == ["streaming_text", "tool_use"]
+    text, use = bubble.parts
+    assert (text["text"], text["block_id"]) == ("Looking <b>.", "b0")  # plain, escaped later
+    assert use["block_id"] == "b1" and use["results"][0]["block_id"] == "b2"
+    assert use["anchor"] == "tool-open-t1"
+
+
+def test_no_open_turn_or_one_with_nothing_to_show_makes_no_bubble():
+    assert open_turn_bubble(None) is None
+    assert open_turn_bubble({"turn_id": "t", "content_blocks": []}) is None
+    assert open_turn_bubble({"turn_id": "t", "content_blocks": "junk"}) is None

@@ -1,6 +1,7 @@
 """SQL for `session_messages`, the durable transcript."""
 import json
 
+from sqlalchemy import bindparam
 from sqlalchemy import text
 
 from app.services.models import Message
@@ -19,6 +20,24 @@ SELECT_PAGE = text(
     " WHERE session_id = :session_id AND id > :after ORDER BY id LIMIT :limit"
 )
 SELECT_ALL = text(f"SELECT {COLUMNS} FROM session_messages WHERE session_id = :session_id ORDER BY id")
+OPENER_CHARS = 400  # enough for a title line; a row may hold megabytes
+# Per session, the id of its first row of one kind: a correlated subquery that
+# walks (session_id, id) and stops at the first match, however long the session.
+FIRST_ID = (
+    "SELECT (SELECT m.id FROM session_messages m WHERE m.session_id = s.session_id"
+    " AND m.role = '{role}' AND {condition} ORDER BY m.id LIMIT 1)"
+    " FROM agent_sessions s WHERE s.session_id IN :session_ids"
+)
+SELECT_OPENERS = text(
+    f"SELECT id, session_id, role, SUBSTR(content, 1, {OPENER_CHARS}) AS content,"
+    " '[]' AS content_blocks, '{}' AS metadata, source, turn_key, timestamp"
+    " FROM session_messages WHERE id IN ("
+    + FIRST_ID.format(role="system", condition="m.content LIKE :init_prefix")
+    + " UNION ALL "
+    + FIRST_ID.format(role="assistant", condition="m.content <> ''")
+    + ") ORDER BY id"
+).bindparams(bindparam("session_ids", expanding=True))
+INIT_PREFIX = "Session started:%"  # the system note each provider's init line leaves
 
 
 class MessageRepository:
@@ -64,6 +83,18 @@ class MessageRepository:
             SELECT_PAGE, {"session_id": session_id, "after": after, "limit": limit}
         ).mappings()
         return [_to_message(row) for row in rows]
+
+
+    def openers(self, session_ids):
+        """{session_id: [its first init note, its first assistant row with text]}, each
+        row present only if the session has one, its content cut to OPENER_CHARS."""
+        found = {}
+        rows = self.conn.execute(SELECT_OPENERS, {"session_ids": list(session_ids),
+                                                  "init_prefix": INIT_PREFIX}).mappings()
+        for row in rows:
+            message = _to_message(row)
+            found.setdefault(message.session_id, []).append(message)
+        return found
 
 
 def _to_message(row):

@@ -1,18 +1,30 @@
-// Follows a session's live output (SSE) and appends the transcript's new bubbles.
+// Follows a session live (GET .../events): the open turn grows in a provisional
+// bubble, closed turns arrive as server-rendered bubbles, the header's counters follow.
 //
-// The stream only says *when* to look: on each `output` that closes a turn (a Claude
-// `result` line) or writes a system row, on `reset`, on `end`, and on every (re)connect,
-// the page fetches the server-rendered bubbles after the last message it has read.
-// Bubbles are HTML that the server escaped; each carries its message id, so a bubble
-// that is already on the page is never added twice.
+// Each block of the open turn is drawn as its events arrive: text streams in, each
+// tool call shows with its result under it, in arrival order. When the turn closes,
+// the page fetches the server-rendered bubbles after the last message it has read
+// (Markdown is rendered by the server only) and drops the provisional bubble; so it
+// does on `reset`, `end` and every (re)connect. Bubbles carry their message id, so
+// none is added twice. Everything this script writes itself is text nodes: agent
+// text never goes through innerHTML.
 
 const RETRY_MS = 3000; // wait before reopening a stream the browser gave up on
 const NEAR_BOTTOM_PX = 160; // follow new bubbles only when the reader is at the end
+const PREVIEW_KEYS = ["command", "file_path", "path", "pattern", "url", "query", "description"];
+const PREVIEW_CHARS = 80;
+const OPEN_RESULT_LINES = 12; // a tool result up to this long starts expanded
+const THINKING_LABELS = { thinking: "Thinking", reasoning: "Reasoning" };
 
 const transcript = document.getElementById("transcript");
 const indicator = document.getElementById("connection");
 const emptyNotice = document.getElementById("transcript-empty");
 const statusBadge = document.getElementById("session-status");
+const counters = {
+  message_count: document.getElementById("count-messages"),
+  conversation_turn_count: document.getElementById("count-turns"),
+  total_tokens: document.getElementById("count-tokens"),
+};
 
 const state = {
   lastMessageId: transcript.dataset.lastMessageId || "0", // a string: ids are 64-bit
@@ -21,6 +33,9 @@ const state = {
   source: null,
   fetching: null, // the refresh in flight, if any
   again: false, // another refresh was asked for while one was in flight
+  resyncing: null, // the open-turn fetch in flight, if any
+  resyncTimer: null, // a resync asked for and not yet started
+  resyncAgain: false, // a resync was asked for while one was in flight
 };
 
 function show(connection) {
@@ -28,26 +43,38 @@ function show(connection) {
   indicator.textContent = connection;
 }
 
+function showStatus(status) {
+  statusBadge.textContent = status;
+  statusBadge.className = `badge status-${status}`;
+}
+
 function atBottom() {
   const page = document.scrollingElement;
   return page.scrollHeight - page.scrollTop - page.clientHeight < NEAR_BOTTOM_PX;
 }
 
+function openTurn() {
+  return document.getElementById("open-turn");
+}
+
+function noticeContent(follow, node) {
+  emptyNotice.hidden = true;
+  if (follow && node) node.scrollIntoView({ block: "end" });
+}
+
+// Durable bubbles go before the provisional one, which always stays last.
 function append(html) {
   const template = document.createElement("template");
-  template.innerHTML = html; // inert: nothing in a template runs or loads
+  template.innerHTML = html; // server-escaped HTML, inert: nothing in a template runs
   const follow = atBottom();
   let added = null;
   for (const bubble of template.content.querySelectorAll("article.bubble")) {
     if (document.getElementById(bubble.id)) continue;
     bubble.classList.add("fresh");
-    transcript.append(bubble);
+    transcript.insertBefore(bubble, openTurn());
     added = bubble;
   }
-  if (added) {
-    emptyNotice.hidden = true;
-    if (follow) added.scrollIntoView({ block: "end" });
-  }
+  if (added) noticeContent(follow, added);
 }
 
 async function fetchNewBubbles() {
@@ -86,54 +113,322 @@ function refresh() {
   return state.fetching;
 }
 
-// Line types after which some provider may have written a row: Claude's result
-// and system lines, Codex's turn ends and notes, Gemini's init, result and error.
-const ROW_WRITING_TYPES = new Set([
-  "result", "system", "turn.completed", "turn.failed", "thread.started", "error", "init",
-  "item.completed",
-]);
-
-// True for an output event after which the transcript may hold a new row.
-function writesRow(data) {
-  if (data.stream === "system") return true;
-  if (data.stream !== "stdout") return false;
+async function refreshCounters() {
   try {
-    const line = JSON.parse(data.payload);
-    return line !== null && ROW_WRITING_TYPES.has(line.type);
-  } catch {
-    return false;
+    const response = await fetch(transcript.dataset.countersUrl, { cache: "no-store" });
+    if (!response.ok) throw new Error(`counters: HTTP ${response.status}`);
+    const figures = await response.json();
+    for (const [name, node] of Object.entries(counters)) {
+      if (node && figures[name] !== undefined) node.textContent = String(figures[name]);
+    }
+    if (figures.status) showStatus(figures.status);
+  } catch (err) {
+    console.warn(err);
   }
 }
 
-function streamUrl() {
-  const url = new URL(transcript.dataset.streamUrl, window.location.href);
+// --- The provisional bubble, built from DOM nodes and text nodes only ---
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.append(document.createTextNode(String(text)));
+  return node;
+}
+
+function label(text) {
+  return el("span", "label", text);
+}
+
+function preview(input) {
+  if (!input || typeof input !== "object") return "";
+  for (const key of PREVIEW_KEYS) {
+    const value = input[key];
+    if (typeof value === "string" && value.trim()) {
+      const line = value.trim().split("\n")[0];
+      return line.length <= PREVIEW_CHARS ? line : `${line.slice(0, PREVIEW_CHARS - 1)}…`;
+    }
+  }
+  return "";
+}
+
+// A tool result's content as text: a string as it is, a list's text parts joined
+// (anything else as JSON), as app/formats/tool_text.py does for the durable row.
+function resultText(content) {
+  if (content === null || content === undefined) return "";
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (part && part.type === "text" && typeof part.text === "string"
+        ? part.text : JSON.stringify(part)))
+      .join("\n");
+  }
+  return JSON.stringify(content);
+}
+
+function thinkingText(block) {
+  for (const key of ["thinking", "reasoning", "text", "summary"]) {
+    let value = block[key];
+    if (Array.isArray(value)) value = value.map((p) => (p && p.text) || "").join("\n\n");
+    if (typeof value === "string" && value.trim()) return value.trim();
+  }
+  return "";
+}
+
+function createOpenTurn(turnId, startedAt) {
+  const bubble = el("article", "bubble role-assistant provisional fresh");
+  bubble.id = "open-turn";
+  bubble.dataset.turnId = turnId;
+  bubble.setAttribute("aria-busy", "true");
+  const head = el("header", "bubble-head");
+  head.append(el("span", "role", "assistant"));
+  const time = el("time", null, startedAt ? `${startedAt.slice(0, 19).replace("T", " ")} UTC` : "");
+  if (startedAt) time.dateTime = startedAt;
+  head.append(time);
+  bubble.append(head);
+  transcript.append(bubble);
+  return bubble;
+}
+
+// The provisional bubble of `turnId`, made if need be (replacing one of another turn).
+function ensureOpenTurn(turnId, startedAt) {
+  const current = openTurn();
+  if (current && current.dataset.turnId === turnId) return current;
+  if (current) current.remove();
+  return createOpenTurn(turnId, startedAt);
+}
+
+function blockNode(bubble, blockId) {
+  for (const node of bubble.querySelectorAll("[data-block-id]")) {
+    if (node.dataset.blockId === blockId) return node;
+  }
+  return null;
+}
+
+// The element a new block of `kind` is drawn in, placed in arrival order; a result
+// goes under the call it answers when that call is in this bubble.
+function startBlock(bubble, data) {
+  let node;
+  if (data.kind === "text") {
+    node = el("div", "markdown streaming");
+  } else if (data.kind in THINKING_LABELS) {
+    node = el("details", "block thinking");
+    const summary = el("summary");
+    summary.append(label(THINKING_LABELS[data.kind]));
+    node.append(summary, el("div", "plain"));
+  } else if (data.kind === "tool_use") {
+    node = el("details", "block tool-use");
+    const summary = el("summary");
+    summary.append(label("Tool"), " ", el("span", "tool-name", data.tool_name || "tool"));
+    const pre = el("pre", "json");
+    pre.append(el("code"));
+    node.append(summary, pre);
+    const call = el("div", "tool-call");
+    call.dataset.callId = data.call_id || "";
+    call.append(node);
+    node.dataset.blockId = data.block_id;
+    bubble.append(call);
+    return node;
+  } else if (data.kind === "tool_result") {
+    node = el("details", "block tool-result");
+    node.open = true;
+    const summary = el("summary");
+    summary.append(label("Result"), " ", el("span", "tool-link", data.call_id || "tool"));
+    node.append(summary, el("pre", "output"));
+    node.dataset.blockId = data.block_id;
+    const call = [...bubble.querySelectorAll(".tool-call")]
+      .reverse().find((c) => data.call_id && c.dataset.callId === data.call_id);
+    (call || bubble).append(node);
+    return node;
+  } else {
+    node = el("details", "block other");
+    const summary = el("summary");
+    summary.append(label(data.kind || "block"));
+    const pre = el("pre", "json");
+    pre.append(el("code"));
+    node.append(summary, pre);
+  }
+  node.dataset.blockId = data.block_id;
+  bubble.append(node);
+  return node;
+}
+
+// Where a block's streamed text goes.
+function textTarget(node) {
+  return node.querySelector(".plain, pre.output, pre code") || node;
+}
+
+function appendText(node, text) {
+  textTarget(node).append(document.createTextNode(text));
+}
+
+function setText(target, text) {
+  target.replaceChildren(document.createTextNode(text));
+}
+
+// A block's final state, from `block.completed`.
+function completeBlock(node, kind, block) {
+  if (kind === "text") {
+    setText(node, typeof block.text === "string" ? block.text : "");
+  } else if (kind in THINKING_LABELS) {
+    setText(node.querySelector(".plain"), thinkingText(block));
+  } else if (kind === "tool_use") {
+    const summary = node.querySelector("summary");
+    summary.querySelector(".tool-name").textContent = String(block.name || "tool");
+    summary.querySelector(".preview")?.remove();
+    const shown = preview(block.input);
+    if (shown) summary.append(" ", el("code", "preview", shown));
+    setText(node.querySelector("pre code"), JSON.stringify(block.input ?? {}, null, 2));
+    if (block.id) node.parentElement.dataset.callId = String(block.id);
+  } else if (kind === "tool_result") {
+    const text = resultText(block.content);
+    if (block.is_error) {
+      node.classList.add("is-error");
+      node.querySelector(".label").textContent = "Error";
+    }
+    const call = node.closest(".tool-call");
+    const name = call?.querySelector(".tool-name")?.textContent;
+    const link = node.querySelector(".tool-link");
+    link.textContent = `${name || "tool"}${block.tool_use_id ? ` · ${block.tool_use_id}` : ""}`;
+    setText(node.querySelector("pre.output"), text);
+    node.open = text.split("\n").length - 1 < OPEN_RESULT_LINES;
+  } else {
+    setText(node.querySelector("pre code"), JSON.stringify(block, null, 2));
+  }
+}
+
+// A provisional bubble the server rendered (first render, or fetched again) is a
+// snapshot: it holds the turn's whole blocks, without their live block ids, and not
+// the block still streaming. So in a snapshot, streamed text is drawn as it comes,
+// and each `block.completed` fetches the server's bubble again (at most every
+// RESYNC_MS), which replaces the snapshot wholesale: the page never guesses which of
+// its blocks an event names, and any block drawn twice is gone at the next completion.
+const RESYNC_MS = 250;
+
+function resyncSoon() {
+  if (state.resyncTimer) return;
+  state.resyncTimer = setTimeout(() => {
+    state.resyncTimer = null;
+    resyncOpenTurn();
+  }, RESYNC_MS);
+}
+
+function resyncOpenTurn() {
+  if (state.resyncing) {
+    state.resyncAgain = true;
+    return state.resyncing;
+  }
+  state.resyncing = (async () => {
+    do {
+      state.resyncAgain = false;
+      try {
+        const response = await fetch(transcript.dataset.openTurnUrl, { cache: "no-store" });
+        if (!response.ok) throw new Error(`open turn: HTTP ${response.status}`);
+        const template = document.createElement("template");
+        template.innerHTML = await response.text(); // server-escaped HTML, inert
+        const fresh = template.content.querySelector("article#open-turn");
+        openTurn()?.remove();
+        if (fresh) {
+          transcript.append(fresh);
+          emptyNotice.hidden = true;
+        }
+      } catch (err) {
+        console.warn(err);
+      }
+    } while (state.resyncAgain);
+  })().finally(() => {
+    state.resyncing = null;
+  });
+  return state.resyncing;
+}
+
+function onBlockEvent(name, data) {
+  const follow = atBottom();
+  const bubble = ensureOpenTurn(data.turn_id, null);
+  if (name === "block.completed" && bubble.dataset.snapshot === "true") {
+    resyncSoon();
+    return;
+  }
+  let node = blockNode(bubble, data.block_id);
+  if (!node) {
+    // A block that started before this page looked: its streamed text is still shown.
+    const block = data.block || {};
+    const guessed = name === "block.delta";
+    node = startBlock(bubble, { ...data, kind: guessed ? "text" : data.kind,
+                                tool_name: data.tool_name ?? block.name,
+                                call_id: data.call_id ?? (block.id || block.tool_use_id) });
+    if (guessed) node.dataset.guessed = "true";
+  }
+  if (name === "block.delta") appendText(node, data.text || "");
+  if (name === "block.completed") {
+    if (node.dataset.guessed === "true" && data.kind !== "text") {
+      // Its kind is known now: draw it as what it is, in the same place.
+      const drawn = startBlock(bubble, data);
+      const holder = data.kind === "tool_use" ? drawn.parentElement : drawn;
+      if (data.kind !== "tool_result" || holder.parentElement === bubble) node.replaceWith(holder);
+      else node.remove();
+      node = drawn;
+    }
+    delete node.dataset.guessed;
+    completeBlock(node, data.kind, data.block || {});
+  }
+  noticeContent(follow, bubble);
+}
+
+function onTurnCompleted(data) {
+  refreshCounters();
+  refresh().then(() => {
+    const current = openTurn();
+    if (current && current.dataset.turnId === data.turn_id) current.remove();
+    if (!transcript.querySelector("article.bubble")) emptyNotice.hidden = false;
+  });
+}
+
+const HANDLERS = {
+  "turn.started": (data) => noticeContent(atBottom(), ensureOpenTurn(data.turn_id, data.started_at)),
+  "block.started": (data) => onBlockEvent("block.started", data),
+  "block.delta": (data) => onBlockEvent("block.delta", data),
+  "block.completed": (data) => onBlockEvent("block.completed", data),
+  usage: () => refreshCounters(),
+  "turn.completed": onTurnCompleted,
+  "session.completed": (data) => {
+    if (data.status) showStatus(data.status);
+    refreshCounters();
+  },
+  reset: () => {
+    refresh();
+    resyncOpenTurn();
+    refreshCounters();
+  },
+};
+
+function eventsUrl() {
+  const url = new URL(transcript.dataset.eventsUrl, window.location.href);
   if (state.lastEventId) url.searchParams.set("after", state.lastEventId);
   return url;
 }
 
 function connect() {
-  const source = new EventSource(streamUrl());
+  const source = new EventSource(eventsUrl());
   state.source = source;
   source.addEventListener("open", () => {
     show("live");
     refresh(); // catches up on anything written while disconnected
   });
-  source.addEventListener("output", (event) => {
-    state.lastEventId = event.lastEventId;
-    if (writesRow(JSON.parse(event.data))) refresh();
-  });
-  source.addEventListener("reset", (event) => {
-    state.lastEventId = event.lastEventId;
-    refresh();
-  });
+  for (const [name, handle] of Object.entries(HANDLERS)) {
+    source.addEventListener(name, (event) => {
+      state.lastEventId = event.lastEventId;
+      handle(JSON.parse(event.data));
+    });
+  }
   source.addEventListener("end", (event) => {
     state.ended = true;
     source.close();
     show("ended");
     const { status } = JSON.parse(event.data);
-    statusBadge.textContent = status;
-    statusBadge.className = `badge status-${status}`;
-    refresh();
+    if (status) showStatus(status);
+    refresh().then(() => openTurn()?.remove());
+    refreshCounters();
   });
   source.addEventListener("error", () => {
     if (state.ended) return;

@@ -1,0 +1,71 @@
+"""A session's readable title: what it was asked or first said, and where it ran.
+
+The title is the session's prompt when its `context` names one (`prompt`, else
+`title`), or else the first visible text of its first assistant row. The model and
+working directory come from its first "Session started: ..." system row, the note
+each provider's init line leaves (`model=..., cwd=..., tools=...`). Pure: no Flask.
+"""
+import re
+from dataclasses import dataclass
+
+INIT_PREFIX = "Session started:"
+CONTEXT_KEYS = ("prompt", "title")
+TITLE_CHARS = 90
+# `key=value` pairs of the init note; a value runs up to the next `, key=`, so a
+# path holding a comma stays whole.
+INIT_FIELD = re.compile(r"(\w+)=(.*?)(?=, \w+=|$)")
+# Markdown that reads as noise in a title: a heading, quote or bullet mark at the
+# start of the line, and emphasis or code marks anywhere (a lone `_` in a name stays).
+LEADING_MARKS = re.compile(r"^\s*(?:[#>]+|[-*+](?=\s))\s*")
+INLINE_MARKS = re.compile(r"\*\*|__|`")
+
+
+@dataclass(frozen=True)
+class SessionTitle:
+    text: str  # "" when the session has said nothing yet
+    model: str | None
+    cwd: str | None
+
+
+def session_title(context, messages):
+    """The title of a session with `context`, from its (first few) `messages`."""
+    init = init_fields(messages)
+    return SessionTitle(_prompt(context) or _first_text(messages), init.get("model"),
+                        init.get("cwd"))
+
+
+def init_fields(messages):
+    """The fields of the first "Session started:" system row, as a dict."""
+    for message in messages:
+        content = message.content if isinstance(message.content, str) else ""
+        if message.role == "system" and content.startswith(INIT_PREFIX):
+            details = content[len(INIT_PREFIX):].strip()
+            return {key: value.strip() for key, value in INIT_FIELD.findall(details)}
+    return {}
+
+
+def one_line(text, limit=TITLE_CHARS):
+    """The first non-blank line of `text`, Markdown marks dropped, at most `limit` chars."""
+    for line in text.splitlines():
+        line = " ".join(INLINE_MARKS.sub("", LEADING_MARKS.sub("", line)).split())
+        if line:
+            return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
+    return ""
+
+
+def _prompt(context):
+    context = context if isinstance(context, dict) else {}
+    for key in CONTEXT_KEYS:
+        value = context.get(key)
+        if isinstance(value, str) and one_line(value):
+            return one_line(value)
+    return ""
+
+
+def _first_text(messages):
+    for message in messages:
+        if message.role == "assistant" and isinstance(message.content, str):
+            line = one_line(message.content)
+            if line:
+                return line
+    return ""
