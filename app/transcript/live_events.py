@@ -60,7 +60,8 @@ class LiveEvents:
             else:
                 for block in event.blocks:
                     self.add_block(block, event.message_id, out)
-            self._usage(token_totals(buffer.usage), out)
+            if event.info.get("usage"):  # only then can the turn's totals change
+                self._usage(token_totals(buffer.usage), out)
         if closed is not None and not (closed.is_empty and self.state is None):
             self._open(_first_line(closed, event_index), closed.started_at or received_at,
                        None, out)
@@ -90,7 +91,7 @@ class LiveEvents:
             return
         self.end_run(out)
         block_id = take_streamed(self, kind, message_id) or self.start_block(kind, block, out)
-        self.complete_block(block_id, kind, dict(block), out)
+        self.complete_block(block_id, kind, block, out)  # encoded in this request, unchanged
 
     def start_block(self, kind, block, out):
         """Announce a new block; returns its id (its ordinal in the turn)."""
