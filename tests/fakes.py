@@ -123,6 +123,10 @@ class FakeOutputs:
                  for sid, o in self.rows if sid == session_id and o.event_index > after]
         return sorted(found)[:limit]
 
+    def list_feeds_after(self, session_id, after, limit):
+        return [(index, data, self.live.get((session_id, index)))
+                for index, data in self.list_after(session_id, after, limit)]
+
     def oldest_index(self, session_id):
         return min((o.event_index for sid, o in self.rows if sid == session_id), default=None)
 

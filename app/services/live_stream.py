@@ -8,6 +8,7 @@ output, with its retention, `Reset`, heartbeats and wake-ups. An event's id is
 """
 import time
 from dataclasses import dataclass
+from dataclasses import field
 
 from app.formats import event_lines
 from app.services import streaming
@@ -38,9 +39,11 @@ FROM_START = EventCursor(streaming.FROM_START)
 
 @dataclass(frozen=True)
 class Events:
-    """Consecutive live events, in order, as (id, name, data JSON text) triples."""
+    """Consecutive live events, in order, as (id, name, data JSON text) triples.
+    Made once per shared page (see streaming.Page), `memo` with it."""
 
     events: list
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -74,25 +77,40 @@ def open_events(session_id, new_uow, *, caller=OPEN):
 
 
 def follow_events(session_id, cursor, new_uow, *, settings=streaming.StreamSettings(),
-                  caller=OPEN, sleep=time.sleep, monotonic=time.monotonic, wait=None):
+                  caller=OPEN, sleep=time.sleep, monotonic=time.monotonic, wait=None,
+                  shared=None):
     """Yield Events after `cursor`, then tail them; Reset, Heartbeat and one EventsEnd
     as `streaming.follow` yields them."""
     start = cursor.line if cursor.ordinal is None else cursor.line - 1
     records = streaming.follow(session_id, start, new_uow, settings=settings, caller=caller,
-                               sleep=sleep, monotonic=monotonic, wait=wait,
-                               read_page=read_event_page,
+                               sleep=sleep, monotonic=monotonic, wait=wait, shared=shared,
+                               read_page=read_event_page, from_rows=event_rows,
                                last_index=_final_index)
     for record in records:
         if isinstance(record, streaming.Page):
-            events = [(f"{line}.{n}", name, data) for line, text in record.events
-                      for n, (name, data) in enumerate(event_lines.decode(text))
-                      if cursor.admits(line, n)]
-            if events:
-                yield Events(events)
+            if record.events[0][0] > cursor.line:  # all of it: the same for every follower
+                events = record.memo.get(Events)
+                if events is None:
+                    events = record.memo[Events] = _events(record, FROM_START)
+            else:
+                events = _events(record, cursor)
+            if events.events:
+                yield events
         elif isinstance(record, streaming.End):
             yield EventsEnd(record.status, record.exit_code, last_event_id(session_id, new_uow))
         else:
             yield record
+
+
+def _events(page, cursor):
+    return Events([(f"{line}.{n}", name, data) for line, text in page.events
+                   for n, (name, data) in enumerate(event_lines.decode(text))
+                   if cursor.admits(line, n)])
+
+
+def event_rows(rows):
+    """The live events page of a live hub page's rows: those with any."""
+    return streaming.Page([(index, live) for index, _, live in rows if live is not None])
 
 
 def read_event_page(uow, session_id, cursor, limit):

@@ -7,6 +7,7 @@ while the stream waits.
 """
 import time
 from dataclasses import dataclass
+from dataclasses import field
 
 from app.services import tokens
 from app.services.access import OPEN
@@ -29,9 +30,11 @@ class StreamSettings:
 class Page:
     """Consecutive buffered events, in order, as (event_index, event JSON) pairs:
     the JSON is the event's `data` (app/formats/output_frames.py). Sent as soon
-    as it is read."""
+    as it is read. A page the live hub shares is handed to every caught-up follower
+    of its feed in the process, so `memo` (the web layer's framed text) is made once."""
 
     events: list
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,11 @@ def read_output_page(uow, session_id, cursor, limit):
     return uow.outputs.list_after(session_id, cursor, limit)
 
 
+def output_rows(rows):
+    """The `output` page of a live hub page's rows (index, event JSON, live events)."""
+    return Page([(index, data) for index, data, _ in rows])
+
+
 def last_output_index(session):
     """The index after which a completed session's buffer holds nothing more."""
     return session.next_event_index - 1
@@ -79,7 +87,8 @@ def last_output_index(session):
 
 def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=None,
            caller=OPEN, sleep=time.sleep, monotonic=time.monotonic, clock=utc_now, wait=None,
-           read_page=read_output_page, last_index=last_output_index):
+           shared=None, read_page=read_output_page, last_index=last_output_index,
+           from_rows=output_rows):
     """Yield every buffered event after `cursor` once, in order, then tail the buffer
     until the session ends (End) or `settings.max_seconds` pass.
 
@@ -90,7 +99,10 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
     Between reads the stream waits: with `wait(session_id, cursor, timeout)` (a
     `live_hub.Watch`, one wake-up per process and session for every follower)
     until something follows `cursor` or the next heartbeat is due; without it, it
-    sleeps `settings.poll_seconds` and reads again.
+    sleeps `settings.poll_seconds` and reads again. With `shared(session_id, cursor)`
+    (the same Watch), a page the hub already read for every follower and that goes
+    on right after `cursor` is taken from there, as `from_rows(page.rows)`, instead
+    of reading it again; anything else (a replay, a gap, the end) is read here.
 
     A stream lasts long after the request that opened it was authorised: every
     `settings.heartbeat_seconds` the caller's token is looked up again, and the
@@ -104,6 +116,22 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
             if tokens.caller_for_id(caller.token_id, new_uow()) is None:
                 return
             last_checked = monotonic()
+        live = shared(session_id, cursor) if shared is not None else None
+        if live is not None:
+            page = live.feed(from_rows)
+            cursor = live.last  # past rows this feed has nothing for, too
+            if page.events:
+                _remember_delivery(new_uow, session_id, client_id, cursor, clock)
+                yield page
+                last_sent = monotonic()
+            woken = False
+            now = monotonic()
+            if now - started >= settings.max_seconds:
+                return
+            if shared(session_id, cursor) is None:  # else: the next kept page, at once
+                checked = last_checked if caller.token_id is not None else None
+                wait(session_id, cursor, _until_due(now, settings, started, last_sent, checked))
+            continue
         with new_uow() as uow:
             events = read_page(uow, session_id, cursor, settings.page_size)
             # A full page that starts right after the cursor is all there is to know:

@@ -29,19 +29,24 @@ def events(session_id):
     service.open_events(session_id, new_uow, caller=current_caller())
     follower = live.open_follower(session_id, current_caller())
     records = service.follow_events(session_id, cursor, new_uow, settings=stream_settings(),
-                                    caller=current_caller(), wait=follower.wait)
+                                    caller=current_caller(), wait=follower.wait,
+                                    shared=follower.shared)
     return event_stream_response(_frames(session_id, follower.tended(records),
                                          current_app.config["STREAM_RETRY_MS"]), follower)
+
+
+def _event_writes(record):
+    batch = record.events
+    return ["".join([f"id: {event_id}\nevent: {name}\ndata: {data}\n\n"
+                     for event_id, name, data in batch[at:at + WRITE_EVENTS]])
+            for at in range(0, len(batch), WRITE_EVENTS)]
 
 
 def _frames(session_id, records, retry_ms):
     yield sse.retry(retry_ms)
     for record in records:
         if isinstance(record, service.Events):
-            batch = record.events
-            for at in range(0, len(batch), WRITE_EVENTS):
-                yield "".join([f"id: {event_id}\nevent: {name}\ndata: {data}\n\n"
-                               for event_id, name, data in batch[at:at + WRITE_EVENTS]])
+            yield from sse.cached_writes(record, _event_writes)
         elif isinstance(record, streaming.Reset):
             yield reset_frame(session_id, record)
         elif isinstance(record, service.EventsEnd):

@@ -4,7 +4,8 @@ limit, and a check that the client is still there. `/stream` uses it; any other
 feed of the buffer can use it the same way:
 
     follower = live.open_follower(session_id, caller)   # 429 when over the limit
-    records = follower.tended(streaming.follow(..., wait=follower.wait))
+    records = follower.tended(streaming.follow(..., wait=follower.wait,
+                                               shared=follower.shared))
     response.call_on_close(follower.close)
 """
 import select
@@ -19,6 +20,7 @@ from app import db
 from app.services import stream_leases
 from app.services.live_hub import LiveHub
 from app.services.live_hub import marks_reader
+from app.services.live_hub import rows_reader
 from app.services.streaming import Heartbeat
 
 HUB_KEY = "turnlog_live_hub"
@@ -34,8 +36,10 @@ def hub():
     app = current_app._get_current_object()
     with _hub_lock:
         if HUB_KEY not in app.extensions:
-            reader = marks_reader(db.detached_units_of_work())
-            app.extensions[HUB_KEY] = LiveHub(reader, app.config["STREAM_POLL_SECONDS"])
+            new_uow = db.detached_units_of_work()
+            app.extensions[HUB_KEY] = LiveHub(marks_reader(new_uow), app.config["STREAM_POLL_SECONDS"],
+                                              read_rows=rows_reader(new_uow),
+                                              page_size=app.config["STREAM_PAGE_SIZE"])
         return app.extensions[HUB_KEY]
 
 
@@ -59,6 +63,7 @@ class Follower:
     def __init__(self, watch, lease, new_uow, heartbeat_seconds, client_socket,
                  monotonic=time.monotonic):
         self.wait = watch.wait
+        self.shared = watch.shared
         self._watch = watch
         self._lease = lease
         self._new_uow = new_uow

@@ -39,7 +39,8 @@ def stream(session_id):
     retry_ms = current_app.config["STREAM_RETRY_MS"]
     follower = live.open_follower(session_id, current_caller())
     records = service.follow(session_id, cursor, new_uow, settings=stream_settings(),
-                             client_id=client_id, caller=current_caller(), wait=follower.wait)
+                             client_id=client_id, caller=current_caller(), wait=follower.wait,
+                             shared=follower.shared)
     return event_stream_response(_frames(session_id, follower.tended(records), retry_ms),
                                  follower)
 
@@ -63,14 +64,18 @@ def event_stream_response(frames, follower):
     return response
 
 
+def _output_writes(page):
+    events = page.events
+    return [sse.output_events(events[at:at + WRITE_EVENTS])
+            for at in range(0, len(events), WRITE_EVENTS)]
+
+
 def _frames(session_id, records, retry_ms):
     """SSE text for each record; a page leaves at once, in writes of WRITE_EVENTS events."""
     yield sse.retry(retry_ms)
     for record in records:
         if isinstance(record, service.Page):
-            events = record.events
-            for at in range(0, len(events), WRITE_EVENTS):
-                yield sse.output_events(events[at:at + WRITE_EVENTS])
+            yield from sse.cached_writes(record, _output_writes)
         else:
             yield _control_frame(session_id, record)
 

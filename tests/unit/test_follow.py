@@ -4,10 +4,12 @@ import json
 import pytest
 
 from app.services import ingest
+from app.services import live_stream
 from app.services import streaming
 from app.services.access import OPEN
 from app.services.access import Caller
 from app.services.errors import SessionNotFound
+from app.services.live_hub import LivePage
 from app.services.models import Chunk
 from app.services.models import TokenRecord
 from app.services.streaming import End
@@ -258,3 +260,70 @@ def test_a_wake_up_that_finds_nothing_is_followed_by_one_poll_interval_not_a_spi
     list(streaming.follow("s1", -1, uow, sleep=fake.sleep, monotonic=fake.monotonic,
                           wait=always_awake, settings=StreamSettings(poll_seconds=1.0)))
     assert len(waits) == 3 and fake.sleeps == 2  # wait, sleep, wait, sleep, wait
+
+
+def test_a_caught_up_follower_takes_the_hubs_page_and_every_such_follower_the_same_one(uow):
+    send(uow, "a", "b", "c", "d")
+    hub_page = LivePage(2, 3, [(2, '{"n":2}', None), (3, '{"n":3}', None)])
+    reads = []
+    list_after = uow.outputs.list_after
+    uow.outputs.list_after = lambda *args: reads.append(args) or list_after(*args)
+    fake = FakeTime()
+
+    def shared(session_id, cursor):
+        return hub_page if cursor == 1 else None
+
+    def wait(session_id, cursor, timeout):
+        fake.now += timeout
+        ingest.complete_session("s1", 0, uow)
+        return True
+
+    def follower():
+        return streaming.follow("s1", 1, uow, sleep=fake.sleep, monotonic=fake.monotonic,
+                                wait=wait, shared=shared)
+
+    first, second = next(follower()), next(follower())
+    assert first is second  # one Page (and so one framing) for both
+    assert first.events == [(2, '{"n":2}'), (3, '{"n":3}')] and reads == []
+    records = list(follower())
+    assert [type(r).__name__ for r in records] == ["Page", "End"]  # the end read here
+    assert reads == [("s1", 3, 5000)]
+
+
+def test_a_follower_off_the_hubs_pages_reads_for_itself(uow):
+    send(uow, "a", "b", "c")
+    fake = FakeTime()
+
+    def wait(session_id, cursor, timeout):
+        fake.now += timeout
+        ingest.complete_session("s1", 0, uow)
+        return True
+
+    records = list(streaming.follow("s1", 0, uow, sleep=fake.sleep, monotonic=fake.monotonic,
+                                    wait=wait, shared=lambda session_id, cursor: None))
+    assert [index for index, _ in outputs(records)] == [1, 2]
+    assert isinstance(records[-1], End)
+
+
+def test_live_events_followers_share_one_events_record_and_skip_lines_without_events(uow):
+    hub_page = LivePage(2, 4, [(2, "{}", None), (3, "{}", 'usage {"n":1}'), (4, "{}", None)])
+    fake = FakeTime()
+    waited = []
+
+    def wait(session_id, cursor, timeout):
+        waited.append(cursor)
+        fake.now += timeout
+        ingest.complete_session("s1", 0, uow)
+        return True
+
+    def follower():
+        return live_stream.follow_events(
+            "s1", live_stream.EventCursor(1), uow, sleep=fake.sleep, monotonic=fake.monotonic,
+            wait=wait, shared=lambda session_id, cursor: hub_page if cursor == 1 else None)
+
+    first = next(follower())
+    records = list(follower())
+    assert records[0] is first  # one Events record (and one framing) for every follower
+    assert first.events == [("3.0", "usage", '{"n":1}')]
+    assert waited == [4]  # past line 4 too, which has no events
+    assert isinstance(records[-1], live_stream.EventsEnd)

@@ -126,3 +126,112 @@ def test_closing_twice_or_without_waiting_is_harmless():
     watch.close()
     watch.close()
     assert hub.followers("s1") == 0 and len(started) == 1
+
+
+class FakeRows:
+    """A session's buffer rows (index, event JSON, live events) and every read made."""
+
+    def __init__(self, rows):
+        self.rows = rows
+        self.reads = []
+
+    def __call__(self, after_by_session, limit):
+        self.reads.append(dict(after_by_session))
+        return {sid: [row for row in self.rows.get(sid, []) if row[0] > after][:limit]
+                for sid, after in after_by_session.items()}
+
+
+def row(index):
+    return (index, f'{{"n":{index}}}', None if index % 2 else f"event {index}")
+
+
+def hub_with_rows(marks, rows, **options):
+    return LiveHub(marks, poll_seconds=0.0, start=lambda target: None, read_rows=rows, **options)
+
+
+def test_new_rows_are_read_once_per_poll_and_shared_by_every_caught_up_follower():
+    marks = FakeMarks(s1=Mark(3, False))
+    rows = FakeRows({"s1": [row(i) for i in range(6)]})
+    hub = hub_with_rows(marks, rows)
+    watches = [hub.watch("s1") for _ in range(100)]
+    for watch in watches:
+        watch.wait("s1", 2, 0)
+    hub.poll_once()  # first sight: what came before is each follower's own to read
+    assert rows.reads == [] and watches[0].shared("s1", 2) is None
+    marks.marks["s1"] = Mark(6, False)
+    hub.poll_once()
+    assert rows.reads == [{"s1": 2}]  # one read for the hundred followers
+    pages = {id(watch.shared("s1", 2)) for watch in watches}
+    assert len(pages) == 1
+    page = watches[0].shared("s1", 2)
+    assert (page.first, page.last, page.rows) == (3, 5, [row(3), row(4), row(5)])
+    assert watches[0].wait("s1", 5, 0) is False  # caught up: nothing more to wake for
+
+
+def test_a_follower_inside_a_kept_page_gets_the_rest_and_one_behind_reads_itself():
+    marks = FakeMarks(s1=Mark(3, False))
+    rows = FakeRows({"s1": [row(i) for i in range(6)]})
+    hub = hub_with_rows(marks, rows)
+    hub.watch("s1").wait("s1", 2, 0)
+    hub.poll_once()
+    marks.marks["s1"] = Mark(6, False)
+    hub.poll_once()
+    marks.marks["s1"] = Mark(9, False)
+    rows.rows["s1"] += [row(6), row(7), row(8)]
+    hub.poll_once()
+    assert [r[0] for r in hub.shared("s1", 2).rows] == [3, 4, 5]
+    assert hub.shared("s1", 5).first == 6  # the next kept page
+    assert [r[0] for r in hub.shared("s1", 6).rows] == [7, 8]
+    assert hub.shared("s1", 1) is None  # before every kept page: its own read
+    assert hub.shared("s1", 8) is None  # at the newest row: nothing to take
+
+
+def test_a_hole_in_the_new_rows_drops_the_kept_pages():
+    marks = FakeMarks(s1=Mark(3, False))
+    rows = FakeRows({"s1": [row(i) for i in range(6)]})
+    hub = hub_with_rows(marks, rows)
+    hub.watch("s1").wait("s1", 2, 0)
+    hub.poll_once()
+    marks.marks["s1"] = Mark(6, False)
+    rows.rows["s1"] = [row(3), row(5)]  # retention removed 4 out of order
+    hub.poll_once()
+    assert hub.shared("s1", 2) is None  # followers read, and reset, for themselves
+    marks.marks["s1"] = Mark(7, False)
+    rows.rows["s1"].append(row(6))
+    hub.poll_once()
+    assert hub.shared("s1", 5).rows == [row(6)]  # sharing resumes after the hole
+
+
+def test_a_failed_row_read_leaves_followers_to_read_for_themselves(caplog):
+    marks = FakeMarks(s1=Mark(1, False))
+
+    def failing(after_by_session, limit):
+        raise OSError("database unreachable")
+
+    hub = hub_with_rows(marks, failing)
+    watch = hub.watch("s1")
+    watch.wait("s1", 0, 0)
+    hub.poll_once()
+    marks.marks["s1"] = Mark(3, False)
+    hub.poll_once()
+    assert watch.shared("s1", 0) is None
+    assert watch.wait("s1", 0, 0) is True  # still woken: the mark moved
+    assert "reading the new rows failed" in caplog.text
+
+
+def test_a_page_makes_each_feed_once():
+    marks = FakeMarks(s1=Mark(1, False))
+    hub = hub_with_rows(marks, FakeRows({"s1": [row(i) for i in range(4)]}))
+    hub.watch("s1").wait("s1", 0, 0)
+    hub.poll_once()
+    marks.marks["s1"] = Mark(4, False)
+    hub.poll_once()
+    made = []
+
+    def live_events(rows):
+        made.append(1)
+        return [(index, live) for index, _, live in rows if live is not None]
+
+    page = hub.shared("s1", 0)
+    assert page.feed(live_events) == [(2, "event 2")]
+    assert page.feed(live_events) is page.feed(live_events) and made == [1]

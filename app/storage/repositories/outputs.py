@@ -28,6 +28,11 @@ SELECT_UNFRAMED = (
     "SELECT event_index, stream, payload, created_at FROM remote_runtime_outputs"
     " WHERE session_id = {m} AND event_index BETWEEN {m} AND {m} AND event_json IS NULL"
 )
+# What the live hub reads once for every follower of a session: both feeds' columns.
+SELECT_FEEDS_AFTER = (
+    "SELECT event_index, event_json, live_events FROM remote_runtime_outputs"
+    " WHERE session_id = {m} AND event_index > {m} ORDER BY event_index LIMIT {m}"
+)
 # The live events (GET .../events) of the rows that have any, after a cursor.
 SELECT_LIVE_AFTER = (
     "SELECT event_index, live_events FROM remote_runtime_outputs"
@@ -76,6 +81,16 @@ class OutputRepository:
         if unframed:
             built = {row[0]: event_json(*row) for row in unframed}
             rows = [(index, built.get(index, data)) for index, data in rows]
+        return rows
+
+    def list_feeds_after(self, session_id, after, limit):
+        """Up to `limit` rows with event_index > `after`, in order, as (event_index,
+        event JSON, stored live events or None): what both live feeds send."""
+        rows = self._fetch(SELECT_FEEDS_AFTER, (session_id, after, limit))
+        unframed = rows and self._fetch(SELECT_UNFRAMED, (session_id, rows[0][0], rows[-1][0]))
+        if unframed:
+            built = {row[0]: event_json(*row) for row in unframed}
+            rows = [(index, built.get(index, data), live) for index, data, live in rows]
         return rows
 
     def list_live_after(self, session_id, after, limit):
