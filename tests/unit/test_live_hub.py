@@ -131,8 +131,8 @@ def test_closing_twice_or_without_waiting_is_harmless():
 class FakeRows:
     """A session's buffer rows (index, event JSON, live events) and every read made."""
 
-    def __init__(self, rows):
-        self.rows = rows
+    def __init__(self, buffer):
+        self.rows = buffer
         self.reads = []
 
     def __call__(self, after_by_session, limit):
@@ -145,8 +145,9 @@ def row(index):
     return (index, f'{{"n":{index}}}', None if index % 2 else f"event {index}")
 
 
-def hub_with_rows(marks, rows, **options):
-    return LiveHub(marks, poll_seconds=0.0, start=lambda target: None, read_rows=rows, **options)
+def hub_with_rows(marks, read_rows, **options):
+    return LiveHub(marks, poll_seconds=0.0, start=lambda target: None, read_rows=read_rows,
+                   **options)
 
 
 def test_new_rows_are_read_once_per_poll_and_shared_by_every_caught_up_follower():
@@ -228,9 +229,9 @@ def test_a_page_makes_each_feed_once():
     hub.poll_once()
     made = []
 
-    def live_events(rows):
+    def live_events(page_rows):
         made.append(1)
-        return [(index, live) for index, _, live in rows if live is not None]
+        return [(index, live) for index, _, live in page_rows if live is not None]
 
     page = hub.shared("s1", 0)
     assert page.feed(live_events) == [(2, "event 2")]
