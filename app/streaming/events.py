@@ -10,12 +10,11 @@ from app.services import streaming
 from app.services.access import USER
 from app.streaming import live
 from app.streaming import sse
+from app.streaming.routes import WRITE_EVENTS
 from app.streaming.routes import bp
 from app.streaming.routes import event_stream_response
 from app.streaming.routes import reset_frame
 from app.streaming.routes import stream_settings
-
-WRITE_EVENTS = 256  # events per write, as for /stream
 
 
 @bp.get("/<session_id>/events")
