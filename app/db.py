@@ -5,6 +5,7 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from app.extensions import db
+from app.storage.repositories import live_notify
 from app.storage.sqlite_lock import C_BUSY_MS
 from app.storage.sqlite_lock import begin_immediate
 from app.storage.unit_of_work import WRITE_OPTION
@@ -67,6 +68,15 @@ def detached_units_of_work():
         return SqlUnitOfWork(Session(engine), write=write)
 
     return new_uow
+
+
+def notification_listener():
+    """The live hub's `listen(on_notify, stop)` where the database notifies other
+    instances' commits (PostgreSQL), else None (the hub's poll alone)."""
+    engine = db.engine
+    if not live_notify.supported(engine):
+        return None
+    return lambda on_notify, stop: live_notify.listen(engine, on_notify, stop=stop)
 
 
 def migrations_dir():

@@ -8,8 +8,9 @@ and status: a `Mark`); for each session that moved it then reads the new rows on
 follower whose cursor is where a kept page starts takes the page instead of
 querying (`shared`); one that is behind, or finds no page for its cursor (the
 page read failed, retention left a hole, it just joined), reads for itself as
-before. A `kick()` (a NOTIFY from another instance) makes the poller read at once.
-The poller exists only while someone is watching.
+before. A `kick()` (a NOTIFY from another instance) makes the poller read at once;
+`listen`, where the database can notify, runs beside the poller and kicks it.
+Both exist only while someone is watching.
 
 Only `threading` primitives are used: under gunicorn's gevent worker they are
 patched into greenlet ones, so a waiting follower costs no thread there either.
@@ -24,6 +25,9 @@ log = logging.getLogger(__name__)
 # Pages kept per session: a follower a few wake-ups behind still takes them from
 # here. Each holds at most one read's rows (the stream page size).
 KEPT_PAGES = 8
+# After a kick, the poller waits this long for more before it reads: a burst of
+# notifications (one per ingest commit) becomes one read.
+KICK_GAP_SECONDS = 0.01
 
 
 @dataclass(frozen=True)
@@ -84,13 +88,16 @@ def _start_daemon(target):
 class LiveHub:
     """`read_marks(session_ids)` returns {session_id: Mark} for the sessions that exist;
     `read_rows({session_id: after}, limit)` (optional) up to `limit` rows after `after`
-    of each, as `LivePage.rows` holds them."""
+    of each, as `LivePage.rows` holds them. `listen(on_notify, stop)` (optional)
+    calls `on_notify(session_id)` for each session another writer moved, until
+    `stop()` is true."""
 
     def __init__(self, read_marks, poll_seconds, *, read_rows=None, page_size=5000,
-                 start=_start_daemon, monotonic=time.monotonic):
+                 listen=None, start=_start_daemon, monotonic=time.monotonic):
         self._read_marks = read_marks
         self._read_rows = read_rows
         self._page_size = page_size
+        self._listen = listen
         self._poll_seconds = poll_seconds
         self._start = start
         self._monotonic = monotonic
@@ -101,6 +108,7 @@ class LiveHub:
         self._read_to = {}  # session_id -> the last index the kept pages reach
         self._pages = {}  # session_id -> {first index: LivePage}, the latest KEPT_PAGES
         self._polling = False
+        self._generation = 0  # of the poller; a listener stops once it changes
         self.polls = 0  # reads of the marks, for tests and figures
         self.page_reads = 0  # sessions' rows read for their followers
 
@@ -115,9 +123,11 @@ class LiveHub:
                 return self._watched.get(session_id, [0])[0]
             return sum(entry[0] for entry in self._watched.values())
 
-    def kick(self):
-        """Read the marks now rather than at the next poll."""
-        self._kicked.set()
+    def kick(self, session_id=None):
+        """Read the marks now rather than at the next poll: for any reason, or because
+        `session_id` moved (ignored unless someone here follows it)."""
+        if session_id is None or session_id in self._watched:
+            self._kicked.set()
 
     def poll_once(self):
         """Read the marks of every watched session once; read the new rows of those
@@ -211,13 +221,15 @@ class LiveHub:
             with self._lock:
                 if not self._watched:
                     self._polling = False
+                    self._generation += 1
                     return
             self._kicked.clear()
             try:
                 self.poll_once()
             except Exception:  # the database may be down a while: followers time out meanwhile
                 log.exception("live hub: reading the session marks failed")
-            self._kicked.wait(self._poll_seconds)
+            if self._kicked.wait(self._poll_seconds):
+                time.sleep(KICK_GAP_SECONDS)
 
     def _join(self, session_id):
         with self._lock:
@@ -225,8 +237,11 @@ class LiveHub:
             entry[0] += 1
             start_poller = not self._polling
             self._polling = True
+            generation = self._generation
         if start_poller:
             self._start(self.run_poller)
+            if self._listen is not None:
+                self._start(lambda: self._listen(self.kick, lambda: self._generation != generation))
 
     def _leave(self, session_id):
         with self._lock:

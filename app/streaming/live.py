@@ -39,7 +39,8 @@ def hub():
             new_uow = db.detached_units_of_work()
             app.extensions[HUB_KEY] = LiveHub(marks_reader(new_uow), app.config["STREAM_POLL_SECONDS"],
                                               read_rows=rows_reader(new_uow),
-                                              page_size=app.config["STREAM_PAGE_SIZE"])
+                                              page_size=app.config["STREAM_PAGE_SIZE"],
+                                              listen=db.notification_listener())
         return app.extensions[HUB_KEY]
 
 

@@ -236,3 +236,35 @@ def test_a_page_makes_each_feed_once():
     page = hub.shared("s1", 0)
     assert page.feed(live_events) == [(2, "event 2")]
     assert page.feed(live_events) is page.feed(live_events) and made == [1]
+
+
+def test_a_listener_runs_beside_the_poller_and_stops_with_it():
+    marks = FakeMarks(s1=Mark(0, False))
+    listened = []  # (on_notify, stop) of each listener started
+    hub, started = make_hub(marks, listen=lambda on_notify, stop: listened.append((on_notify, stop)))
+    watch = hub.watch("s1")
+    watch.wait("s1", -1, timeout=0)
+    assert len(started) == 2  # the poller and the listener
+    started[1]()
+    (on_notify, stop), = listened
+    assert not stop()
+    watch.close()
+    started[0]()  # the poller sees nobody watching and returns
+    assert stop()
+    again = hub.watch("s1")
+    again.wait("s1", -1, timeout=0)
+    started[3]()
+    assert stop() and not listened[1][1]()  # a new poller's listener, the old one still stopped
+    again.close()
+
+
+def test_a_notification_kicks_the_poller_only_for_a_followed_session():
+    marks = FakeMarks(s1=Mark(0, False))
+    hub, _ = make_hub(marks)
+    watch = hub.watch("s1")
+    watch.wait("s1", -1, timeout=0)
+    hub.kick("elsewhere")
+    assert not hub._kicked.is_set()
+    hub.kick("s1")
+    assert hub._kicked.is_set()
+    watch.close()

@@ -1,0 +1,3 @@
+-- 0013 (SQLite): nothing to do. SQLite has no LISTEN/NOTIFY, and all of its writers
+-- are on one host, so each worker's live poller (STREAM_POLL_SECONDS) is what wakes
+-- its followers; the PostgreSQL file adds the notification trigger.
