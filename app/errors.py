@@ -20,6 +20,7 @@ SERVICE_STATUS = {
     service_errors.SessionNotFound: 404,
     service_errors.SessionClosed: 409,
     service_errors.InvalidCursor: 422,
+    service_errors.InvalidEventId: 400,
     service_errors.InvalidQuery: 422,
     service_errors.UnknownProvider: 422,
     service_errors.InvalidMachine: 422,

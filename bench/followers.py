@@ -2,10 +2,12 @@
 
     .venv/bin/python bench/followers.py [--followers N (1000)] [--sessions S (50)]
         [--seconds T (15)] [--rate R (2 posts/s per session)] [--runs K (3)]
+        [--postgresql [--database-url URL]]
 
 gunicorn with gunicorn.conf.py (gevent workers, 2 by default) on loopback, a fresh
-SQLite file, authentication off. Each run: producers post R times a second (5 lines
-per post) to each of S running sessions for T seconds with nobody following, then
+SQLite file (or, with --postgresql, an empty PostgreSQL database: a throwaway cluster
+unless --database-url names one; followers then wake on NOTIFY), authentication off. Each run: producers post R times
+a second (5 lines per post) to each of S running sessions for T seconds with nobody following, then
 N followers (spread evenly over the sessions, held by `tests/sse_swarm.py` clients
 in 2 separate processes, one thread each) connect, and the same producing runs again.
 Then every session completes and each follower must have received every event of
@@ -26,12 +28,14 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests/sse_swarm.py, the swarm client
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/stream.py's gunicorn()
 
+import backends  # noqa: E402
 import stream  # noqa: E402
 
 from tests.servers import worker_pids  # noqa: E402
@@ -158,6 +162,15 @@ def one_run(args, port, master_pid, run):
     return figures
 
 
+@contextmanager
+def database(args, folder):
+    if not args.postgresql:
+        yield f"sqlite:///{folder / 'followers.sqlite'}"
+        return
+    with backends.postgres(args.database_url) as url:
+        yield url
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--followers", type=int, default=1000)
@@ -166,10 +179,12 @@ def main():
     parser.add_argument("--rate", type=float, default=2.0, help="posts per second per session")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--postgresql", action="store_true", help="PostgreSQL, not SQLite")
+    parser.add_argument("--database-url", help="with --postgresql: an empty database to use")
     args = parser.parse_args()
     runs = []
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{Path(tmp) / 'followers.sqlite'}"
+    with tempfile.TemporaryDirectory() as tmp, database(args, Path(tmp)) as url:
+        print(backends.describe(url if args.postgresql else None))
         with stream.gunicorn(url, args.workers, 8) as port:
             master = stream.LAST_MASTER_PID
             for run in range(1, args.runs + 1):

@@ -122,7 +122,8 @@ def operations(config):
         "responses": {200: ("`retry`, `output`, `reset`, keep-alive comments, and one `end`"
                             " when the session is over",
                             {"text/event-stream": {"schema": SSE_EVENT}})},
-        "errors": error_responses(NOT_FOUND, {422: "`invalid_cursor` or `invalid_client_id`"}),
+        "errors": error_responses(NOT_FOUND, {400: "`invalid_event_id`",
+                                              422: "`invalid_client_id`"}),
     }
     yield f"{BASE}/{{session_id}}/events", "get", {
         "operationId": "streamLiveEvents",
@@ -139,7 +140,7 @@ def operations(config):
         "responses": {200: ("`retry`, the live events, `reset`, keep-alive comments, and one"
                             " `end` when the session is over",
                             {"text/event-stream": {"schema": LIVE_EVENT}})},
-        "errors": error_responses(NOT_FOUND, {422: "`invalid_cursor`"}),
+        "errors": error_responses(NOT_FOUND, {400: "`invalid_event_id`"}),
     }
     yield from _writes()
 

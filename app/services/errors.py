@@ -26,6 +26,12 @@ class InvalidCursor(ServiceError):
     code = "invalid_cursor"
 
 
+class InvalidEventId(ServiceError):
+    """A live feed's resume point (`Last-Event-ID` or `?after=`) that is no event id."""
+
+    code = "invalid_event_id"
+
+
 class InvalidQuery(ServiceError):
     """A search query with no word to look for, or too many."""
 

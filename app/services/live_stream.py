@@ -13,7 +13,7 @@ from dataclasses import field
 from app.formats import event_lines
 from app.services import streaming
 from app.services.access import OPEN
-from app.services.errors import InvalidCursor
+from app.services.errors import InvalidEventId
 from app.services.sessions import readable_session
 
 MAX_INDEX = 2**63 - 1
@@ -55,18 +55,18 @@ class EventsEnd:
 
 def parse_cursor(raw):
     """An EventCursor from `<line>.<ordinal>` or a bare `<line>` (-1: from the start);
-    InvalidCursor for anything else."""
+    InvalidEventId for anything else."""
     if raw is None or raw == "":
         return FROM_START
     line, dot, ordinal = raw.partition(".")
     try:
         cursor = EventCursor(_number(line), _number(ordinal) if dot else None)
     except ValueError:
-        raise InvalidCursor("the cursor must be an event id: <line>.<n> or <line>",
+        raise InvalidEventId("the cursor must be an event id: <line>.<n> or <line>",
                             {"cursor": raw}) from None
     if not (streaming.FROM_START <= cursor.line <= MAX_INDEX
             and (cursor.ordinal is None or 0 <= cursor.ordinal <= MAX_ORDINAL)):
-        raise InvalidCursor("the cursor is out of range", {"cursor": raw})
+        raise InvalidEventId("the cursor is out of range", {"cursor": raw})
     return EventCursor(cursor.line, None) if cursor.line == -1 else cursor
 
 

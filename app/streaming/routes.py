@@ -11,6 +11,7 @@ from app.errors import ApiError
 from app.providers.surrogates import has_unstorable
 from app.services import streaming as service
 from app.services.access import USER
+from app.services.errors import InvalidEventId
 from app.streaming import live
 from app.streaming import sse
 
@@ -107,10 +108,9 @@ def _requested_cursor():
     try:
         cursor = int(raw)
     except ValueError:
-        raise ApiError(422, "invalid_cursor", "the cursor must be an event index",
-                       {"cursor": raw}) from None
+        raise InvalidEventId("the cursor must be an event index", {"cursor": raw}) from None
     if not service.FROM_START <= cursor < 2**63:
-        raise ApiError(422, "invalid_cursor", "the cursor is out of range", {"cursor": cursor})
+        raise InvalidEventId("the cursor is out of range", {"cursor": cursor})
     return cursor
 
 

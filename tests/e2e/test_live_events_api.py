@@ -73,14 +73,15 @@ def test_a_bare_line_index_resumes_after_all_of_that_line(client, finished):
 
 @pytest.mark.parametrize("cursor", ["abc", "1.2.3", "1.", "-2", "1.-1", "+3", "1e3",
                                     str(2**64), "\u0663"])
-def test_malformed_cursors_are_422_before_the_stream(client, finished, cursor):
+def test_malformed_cursors_are_400_before_the_stream(client, finished, cursor):
     for response in (client.get(f"/api/remote/sessions/{finished}/events",
                                 query_string={"after": cursor}),
                      client.get(f"/api/remote/sessions/{finished}/events",
                                 headers={"Last-Event-ID": cursor})):
-        assert response.status_code == 422
+        assert response.status_code == 400
         error = response.get_json()["error"]
-        assert error["code"] == "invalid_cursor" and error["details"] == {"cursor": cursor}
+        assert error["code"] == "invalid_event_id" and error["details"] == {"cursor": cursor}
+        assert "event id" in error["message"] or "range" in error["message"]
 
 
 def test_a_well_formed_id_past_the_end_gets_just_the_end(client, finished):

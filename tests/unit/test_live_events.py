@@ -128,7 +128,7 @@ def test_cursors_are_read(raw, cursor):
 @pytest.mark.parametrize("raw", ["x", "1.", ".1", "1.2.3", "+1", " 1", "1_0", "-2", "1.-1",
                                  "٣", "9" * 21, str(2**63), f"1.{2**31}"])
 def test_malformed_cursors_are_refused(raw):
-    with pytest.raises(live_stream.InvalidCursor):
+    with pytest.raises(live_stream.InvalidEventId):
         live_stream.parse_cursor(raw)
 
 
