@@ -25,9 +25,10 @@ log = logging.getLogger(__name__)
 # Pages kept per session: a follower a few wake-ups behind still takes them from
 # here. Each holds at most one read's rows (the stream page size).
 KEPT_PAGES = 8
-# After a kick, the poller waits this long for more before it reads: a burst of
-# notifications (one per ingest commit) becomes one read.
-KICK_GAP_SECONDS = 0.01
+# A kick reads at once, unless the last read began less than this long ago: then it
+# waits out the rest, so a stream of notifications (one per ingest commit, from
+# every instance) costs at most 20 reads a second, however many commits.
+KICK_INTERVAL_SECONDS = 0.05
 
 
 @dataclass(frozen=True)
@@ -224,12 +225,13 @@ class LiveHub:
                     self._generation += 1
                     return
             self._kicked.clear()
+            began = self._monotonic()
             try:
                 self.poll_once()
             except Exception:  # the database may be down a while: followers time out meanwhile
                 log.exception("live hub: reading the session marks failed")
             if self._kicked.wait(self._poll_seconds):
-                time.sleep(KICK_GAP_SECONDS)
+                time.sleep(max(0.0, began + KICK_INTERVAL_SECONDS - self._monotonic()))
 
     def _join(self, session_id):
         with self._lock:
