@@ -52,7 +52,21 @@ def server(tmp_path):
         yield app
 
 
-def test_ingest_and_reads_answer_within_a_second_with_64_idle_streams_open(server):
+@pytest.fixture(params=["gunicorn", "nginx"])
+def front(request, tmp_path):
+    """The server as a client meets it: gunicorn itself, or the documented nginx site
+    in front of it."""
+    (tmp_path / "gunicorn").mkdir()
+    with servers.gunicorn(tmp_path / "gunicorn") as app:
+        if request.param == "gunicorn":
+            yield app
+            return
+        with servers.nginx(tmp_path / "nginx", urlsplit(app.base).netloc) as proxy:
+            yield proxy
+
+
+def test_ingest_and_reads_answer_within_a_second_with_64_idle_streams_open(front):
+    server = front
     sid = open_session(server.base)
     swarm = Swarm(*host_port(server.base), [f"/api/remote/sessions/{sid}/stream"] * IDLE_STREAMS)
     try:
