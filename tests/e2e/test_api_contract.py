@@ -5,19 +5,24 @@ operation documents. Each response must not be a 5xx, and its status, content
 type and body must be the ones the document gives for that operation.
 """
 import pytest
-import schemathesis
-from hypothesis import HealthCheck
-from hypothesis import given
-from hypothesis import settings
-from schemathesis import GenerationMode
-from schemathesis import checks
 
-from app.api_docs.spec import build_spec
-from app.config import Config
-from app.db import writing
-from app.services import tokens
-from tests import claude_lines as cl
-from tests import figures
+from tests.extras import require
+
+require("schemathesis")
+
+import schemathesis  # noqa: E402
+from hypothesis import HealthCheck  # noqa: E402
+from hypothesis import given  # noqa: E402
+from hypothesis import settings  # noqa: E402
+from schemathesis import GenerationMode  # noqa: E402
+from schemathesis import checks  # noqa: E402
+
+from app.api_docs.spec import build_spec  # noqa: E402
+from app.config import Config  # noqa: E402
+from app.db import writing  # noqa: E402
+from app.services import tokens  # noqa: E402
+from tests import claude_lines as cl  # noqa: E402
+from tests import figures  # noqa: E402
 
 SESSIONS = "/api/remote/sessions"
 MAX_EXAMPLES = 25

@@ -9,15 +9,20 @@ unchanged after it: entirely after a refusal, row for row after an acceptance.
 import json
 
 import pytest
-from hypothesis import HealthCheck
-from hypothesis import given
-from hypothesis import settings
-from hypothesis import strategies as st
 
-from tests import claude_lines as cl
-from tests import figures
-from tests.api import create_session
-from tests.api import post_lines
+from tests.extras import require
+
+require("hypothesis")
+
+from hypothesis import HealthCheck  # noqa: E402
+from hypothesis import given  # noqa: E402
+from hypothesis import settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests import claude_lines as cl  # noqa: E402
+from tests import figures  # noqa: E402
+from tests.api import create_session  # noqa: E402
+from tests.api import post_lines  # noqa: E402
 
 SESSIONS = "/api/remote/sessions"
 MAX_BODY = 16384
