@@ -60,6 +60,9 @@ def demo(provider, sample, session_type, user, as_json):
                f" {found.message_count} messages, {found.status}")
     click.echo(f"  API:    {urls['api_url']}")
     click.echo(f"  viewer: {urls['viewer_url']}")
+    if base_url(configured_bind()) is None:
+        click.echo(f"          (paths on {configured_bind()}: GUNICORN_BIND is no TCP address,"
+                   " so reach them through the proxy in front of it)")
     if secret is None:
         click.echo("  token:  none needed, authentication is off (AUTH_DISABLED)")
     else:

@@ -35,6 +35,14 @@ def test_the_urls_follow_the_configured_bind(runner, monkeypatch, bind, base):
     assert f"API:    {base}/api/remote/sessions/" in result.output
 
 
+def test_a_unix_socket_bind_prints_paths_and_says_why(runner, monkeypatch):
+    monkeypatch.setenv("GUNICORN_BIND", "unix:/run/turnlog.sock")
+    result = runner.invoke(args=["demo"])
+    assert result.exit_code == 0, result.output
+    assert "API:    /api/remote/sessions/" in result.output
+    assert "(paths on unix:/run/turnlog.sock: GUNICORN_BIND is no TCP address" in result.output
+
+
 def test_demo_json_prints_the_whole_session(runner):
     result = runner.invoke(args=["demo", "--json"])
     assert result.exit_code == 0, result.output
