@@ -28,6 +28,9 @@ preload_app = False
 
 # Logging
 accesslog = "-"
+# gunicorn's default line, then the request id the app logged the request under (its
+# X-Request-ID response header), so an access line leads to the app's own lines.
+access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" rid=%({x-request-id}o)s'
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 

@@ -2,10 +2,13 @@
 token), and the app's INFO lines (session opened, completed) carry that id."""
 import logging
 import re
+import time
+import urllib.request
 
 import pytest
 
 from app.request_log import AppLogHandler
+from tests import servers
 
 SESSIONS = "/api/remote/sessions"
 
@@ -64,3 +67,17 @@ def test_the_app_logger_has_one_handler_however_many_apps_were_made(app):
     create_app({"SQLALCHEMY_DATABASE_URI": "sqlite://", "SECRET_KEY": "x"})
     assert [type(h) for h in app.logger.handlers].count(AppLogHandler) == 1
     assert app.logger.level == logging.INFO
+
+
+def test_gunicorns_access_line_carries_the_request_id(tmp_path):
+    with servers.gunicorn(tmp_path) as server:
+        request = urllib.request.Request(server.base + SESSIONS + "?limit=1",
+                                         headers={"X-Request-ID": "trace-me-42"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.headers["X-Request-ID"] == "trace-me-42"
+        deadline = time.monotonic() + 10
+        while "rid=trace-me-42" not in server.log.read_text("utf-8") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        lines = [line for line in server.log.read_text("utf-8").splitlines() if "trace-me-42" in line]
+    assert any(f'"GET {SESSIONS}?limit=1 HTTP/1.1" 200' in line and line.endswith("rid=trace-me-42")
+               for line in lines), lines
