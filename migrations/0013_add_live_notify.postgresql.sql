@@ -2,7 +2,7 @@
 -- session's buffer grows or its status changes, the transaction that did it sends a
 -- NOTIFY on channel turnlog_live with the session id; PostgreSQL delivers it at
 -- commit, to every connection that LISTENs (one per worker process that follows
--- streams, app/storage/repositories/live_notify.py). A trigger rather than a
+-- streams, app/storage/live_notify.py). A trigger rather than a
 -- statement of the ingest path: it costs that path no round trip, and no writer can
 -- forget it. Notifications of one transaction with the same payload arrive once.
 CREATE OR REPLACE FUNCTION turnlog_notify_live() RETURNS trigger AS '

@@ -5,9 +5,9 @@ from flask import request
 from app import db
 from app.auth import current_caller
 from app.auth import requires
-from app.services import live_stream as service
 from app.services import streaming
 from app.services.access import USER
+from app.services.live import events as service
 from app.streaming import live
 from app.streaming import sse
 from app.streaming.routes import WRITE_EVENTS

@@ -17,10 +17,10 @@ from flask import current_app
 from flask import request
 
 from app import db
-from app.services import stream_leases
-from app.services.live_hub import LiveHub
-from app.services.live_hub import marks_reader
-from app.services.live_hub import rows_reader
+from app.services.live import leases as stream_leases
+from app.services.live.hub import LiveHub
+from app.services.live.hub import marks_reader
+from app.services.live.hub import rows_reader
 from app.services.streaming import Heartbeat
 
 HUB_KEY = "turnlog_live_hub"

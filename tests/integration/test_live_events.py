@@ -7,8 +7,8 @@ import pytest
 
 from app import create_app
 from app import db
-from app.services import live_stream
 from app.services import sessions
+from app.services.live import events as live_stream
 from app.services.streaming import StreamSettings
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "streams"

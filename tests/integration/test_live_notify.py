@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from app.extensions import db
-from app.storage.repositories import live_notify
+from app.storage import live_notify
 
 WAIT_SECONDS = 10
 

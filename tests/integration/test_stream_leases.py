@@ -7,11 +7,11 @@ from datetime import timezone
 import pytest
 
 from app import db
-from app.services import stream_leases
 from app.services import tokens
 from app.services.errors import TooManyStreams
-from app.services.live_hub import Mark
-from app.services.live_hub import marks_reader
+from app.services.live import leases as stream_leases
+from app.services.live.hub import Mark
+from app.services.live.hub import marks_reader
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

@@ -2,8 +2,8 @@
 session, wake-ups only for sessions that moved, and no poller once nobody watches."""
 import threading
 
-from app.services.live_hub import LiveHub
-from app.services.live_hub import Mark
+from app.services.live.hub import LiveHub
+from app.services.live.hub import Mark
 
 
 class FakeMarks:
