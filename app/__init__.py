@@ -29,6 +29,7 @@ def create_app(test_config=None):
     from app import db
     from app import errors
     from app import request_log
+    from app import security_headers
     from app.api_docs import bp as api_docs_bp
     from app.ingest import bp as ingest_bp
     from app.sessions import bp as sessions_bp
@@ -38,6 +39,7 @@ def create_app(test_config=None):
     request_log.init_app(app)  # first, so every other hook's log lines carry the id
     db.init_app(app)
     errors.init_app(app)
+    security_headers.init_app(app)
     cli.init_app(app)
     auth.init_app(app)
     app.register_blueprint(auth.bp)

@@ -41,6 +41,9 @@ class Config:
     SESSION_COOKIE_SECURE = True
     SESSION_COOKIE_HTTPONLY = True
     SESSION_COOKIE_SAMESITE = "Lax"
+    # True when browsers reach the service over https only (a TLS proxy in front):
+    # every response then carries Strict-Transport-Security.
+    BEHIND_HTTPS = False
 
     # Level of the app's own log lines (session opened and completed, errors), each
     # tagged with its request's X-Request-ID.

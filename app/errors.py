@@ -10,7 +10,7 @@ from marshmallow import ValidationError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
-from app.html_headers import html_security_headers
+from app.security_headers import html_security_headers
 from app.services import errors as service_errors
 
 # The status of every service error; a subclass not listed gets its nearest

@@ -13,7 +13,7 @@ from flask import url_for
 
 from app import db
 from app.auth.guard import COOKIE_KEY
-from app.html_headers import html_security_headers
+from app.security_headers import html_security_headers
 from app.services import tokens
 from app.services.access import USER
 

@@ -60,7 +60,7 @@ def event_stream_response(frames, follower):
     """`frames` as `text/event-stream`; the follower is closed with the response."""
     response = Response(frames, mimetype="text/event-stream")
     response.call_on_close(follower.close)
-    response.headers["Cache-Control"] = "no-cache"
+    response.headers["Cache-Control"] = "no-store"  # a transcript: never cached
     response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
     return response
 

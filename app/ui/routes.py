@@ -1,7 +1,7 @@
 """GET /sessions and GET /sessions/<id>: HTML views over app.services.sessions.
 
 Every response of this blueprint carries a Content-Security-Policy that allows
-scripts and styles from this origin only (app.html_headers.html_security_headers), so no
+scripts and styles from this origin only (app.security_headers.html_security_headers), so no
 inline script or handler can run, whatever an agent printed. Each view takes a
 user token, normally the session cookie set by /login.
 """
@@ -18,7 +18,7 @@ from app.auth import current_caller
 from app.auth import login_redirect
 from app.auth import requires
 from app.errors import service_status
-from app.html_headers import html_security_headers
+from app.security_headers import html_security_headers
 from app.services import errors as service_errors
 from app.services import search as search_service
 from app.services import sessions as service

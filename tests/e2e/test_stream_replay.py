@@ -50,7 +50,7 @@ def finished_session(client):
 def test_a_completed_session_replays_everything_then_ends_once(client, finished_session):
     sid, lines = finished_session
     response, events = read_stream(client, sid)
-    assert response.headers["Cache-Control"] == "no-cache"
+    assert response.headers["Cache-Control"] == "no-store"
     assert response.headers["X-Accel-Buffering"] == "no"
     outputs = [e for e in events if e[0] == "output"]
     assert [e[2]["payload"] for e in outputs] == lines

@@ -4,7 +4,7 @@ import re
 import pytest
 from flask import render_template
 
-from app.html_headers import CONTENT_SECURITY_POLICY
+from app.security_headers import CONTENT_SECURITY_POLICY
 from app.services.models import Message
 from app.ui.transcript import bubbles
 from tests import claude_lines as cl
