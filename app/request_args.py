@@ -1,6 +1,7 @@
 """Reading a request: the JSON body through its schema, and the `limit` argument."""
 from flask import current_app
 from flask import request
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from app.errors import ApiError
 
@@ -9,10 +10,10 @@ def load_body(schema, *, check=None):
     """The request's JSON body, validated by `schema` (422 when it is not).
 
     The body is read first, whatever its content type, so that a request over
-    MAX_CONTENT_LENGTH gets werkzeug's 413 rather than a 422. `check(body)`, if
-    given, looks at the decoded object before the schema spends time on it.
+    MAX_CONTENT_LENGTH gets a 413 rather than a 422, chunked or not. `check(body)`,
+    if given, looks at the decoded object before the schema spends time on it.
     """
-    request.get_data()
+    read_whole_body()
     try:
         body = request.get_json(silent=True)
     except RecursionError:  # nested deeper than the json module can follow
@@ -23,6 +24,21 @@ def load_body(schema, *, check=None):
     if check is not None:
         check(body)
     return schema.load(body)
+
+
+def read_whole_body():
+    """The raw body, or 413 when it is longer than MAX_CONTENT_LENGTH.
+
+    werkzeug refuses a Content-Length over the limit at once, but a chunked body
+    (no Content-Length) is only cut off at the limit, and the cut JSON would then
+    read as malformed: one more byte from the server's stream tells the two apart.
+    """
+    data = request.get_data()
+    limit = request.max_content_length
+    if request.content_length is None and limit is not None and len(data) >= limit:
+        if request.environ["wsgi.input"].read(1):
+            raise RequestEntityTooLarge()
+    return data
 
 
 def page_limit():

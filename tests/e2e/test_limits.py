@@ -1,10 +1,16 @@
 """Configurable limits, each with its own clear error, none losing accepted data."""
+import http.client
+import json
+import sqlite3
+
 import pytest
 
 from app.db import writing
 from app.services import tokens
 from tests.api import create_session
 from tests.api import post_lines
+from tests.servers import call
+from tests.servers import gunicorn
 
 
 @pytest.fixture
@@ -72,3 +78,42 @@ class TestRateLimit:
         assert 1100 <= int(limited.headers["Retry-After"]) <= 1200
         assert client.get("/api/remote/sessions",
                           headers={"Authorization": f"Bearer {bob}"}).status_code == 200
+
+
+
+def post_chunked(server, path, body, piece=700):
+    """(status, JSON body) of a POST whose body goes as HTTP/1.1 chunks, no Content-Length."""
+    host, port = server.address.split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        pieces = (body[at:at + piece] for at in range(0, len(body), piece))
+        conn.request("POST", path, body=pieces, encode_chunked=True,
+                     headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()
+
+
+def test_a_chunked_body_over_max_content_length_is_413_not_422_through_gunicorn(tmp_path):
+    """werkzeug cuts a chunked body at the limit; the cut must not read as bad JSON."""
+    limit = 2000
+    with gunicorn(tmp_path, env={"TURNLOG_MAX_CONTENT_LENGTH": str(limit)}) as server:
+        status, body = call(server.base, "POST", "/api/remote/sessions", {"session_type": "agent"})
+        sid = body["session"]["session_id"]
+        path = f"/api/remote/sessions/{sid}/output"
+
+        def output(seq, data):
+            return json.dumps({"chunks": [{"seq": seq, "data": data}]}).encode()
+
+        assert post_chunked(server, path, output(0, "kept"))[0] == 200
+        status, body = post_chunked(server, path, output(1, "z" * 5000))
+        assert (status, body["error"]["code"]) == (413, "request_entity_too_large")
+        exactly = output(1, "z" * (limit - len(output(1, ""))))
+        assert len(exactly) == limit
+        assert post_chunked(server, path, exactly)[0] == 200
+        assert post_chunked(server, path, output(2, "z" * 2 * limit))[0] == 413
+    stored = sqlite3.connect(server.db_file).execute(
+        "SELECT event_index, length(payload) FROM remote_runtime_outputs WHERE session_id = ?"
+        " ORDER BY event_index", (sid,)).fetchall()
+    assert stored == [(0, 4), (1, len(exactly) - len(output(1, "")))]
