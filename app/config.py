@@ -56,6 +56,9 @@ class Config:
     RATE_LIMIT_WINDOW_SECONDS = 60
     MAX_CHUNKS_PER_REQUEST = 10_000
     MAX_LINE_LENGTH = 2 * 1024 * 1024
+    # Seconds one search query may run before it is stopped with 503 search_timeout
+    # (a stopped query frees its worker; under gevent a running one holds it whole).
+    SEARCH_TIMEOUT_SECONDS = 2.0
 
 
 # Numeric settings and the least each may be: a zero page size or poll interval
@@ -76,6 +79,7 @@ AT_LEAST = {
     "RATE_LIMIT_WINDOW_SECONDS": 0.001,
     "MAX_CHUNKS_PER_REQUEST": 1,
     "MAX_LINE_LENGTH": 1,
+    "SEARCH_TIMEOUT_SECONDS": 0.001,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "RATE_LIMIT_REQUESTS", "MAX_CHUNKS_PER_REQUEST", "MAX_LINE_LENGTH"}

@@ -22,6 +22,7 @@ SERVICE_STATUS = {
     service_errors.InvalidCursor: 422,
     service_errors.InvalidEventId: 400,
     service_errors.InvalidQuery: 422,
+    service_errors.SearchTimeout: 503,
     service_errors.UnknownProvider: 422,
     service_errors.InvalidMachine: 422,
     service_errors.InvalidTokenName: 422,

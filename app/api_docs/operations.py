@@ -75,7 +75,10 @@ def operations(config):
                             required=True),
                        limit, _query("before", "next_cursor of the last page")],
         "responses": {200: ("matches, newest first", _json(envelopes.SearchPageSchema))},
-        "errors": error_responses({422: "`invalid_query`, `invalid_limit` or `invalid_cursor`"}),
+        "errors": error_responses({422: "`invalid_query`, `invalid_limit` or `invalid_cursor`",
+                                   503: "`search_timeout`: the query ran past"
+                                        " SEARCH_TIMEOUT_SECONDS and was stopped (use rarer"
+                                        " words); or `database_busy`"}),
     }
     yield f"{BASE}/{{session_id}}", "get", {
         "operationId": "getSession", "summary": "The session with its whole transcript",

@@ -38,6 +38,12 @@ class InvalidQuery(ServiceError):
     code = "invalid_query"
 
 
+class SearchTimeout(ServiceError):
+    """A search that ran past its time budget and was stopped."""
+
+    code = "search_timeout"
+
+
 class UnknownProvider(ServiceError):
     """A session names a provider whose lines no parser reads."""
 

@@ -114,4 +114,7 @@ class SearchHit:
     timestamp: str
     session_type: str
     user_id: str | None
-    snippet: str
+    snippet: str | None
+    # The row's first characters, when it is too long for the database's snippet
+    # function to read in bounded time: the service makes the snippet from them.
+    head: str | None = None

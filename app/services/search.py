@@ -1,4 +1,5 @@
 """Search the visible text of the transcripts a caller may read."""
+import dataclasses
 import re
 
 from app.services.access import OPEN
@@ -11,6 +12,11 @@ from app.services.models import Page
 WORD = re.compile(r"\w+")
 MAX_WORDS = 16
 MAX_MESSAGE_ID = 2**63 - 1
+# A snippet is this many words around the first match, like the database's own.
+SNIPPET_WORDS = 24
+# Endings dropped before comparing a word of the text with a word of the query, a
+# rough stand-in for the index's English stemming (the match itself is the index's).
+ENDINGS = ("ing", "ed", "es", "s", "ly", "e")
 
 
 def words_of(query):
@@ -23,16 +29,51 @@ def words_of(query):
     return words
 
 
-def search_messages(query, uow, *, limit, before=None, caller=OPEN):
+def search_messages(query, uow, *, limit, before=None, caller=OPEN, budget_seconds=None):
     """Messages matching every word of `query` in sessions `caller` may read, newest first.
 
-    `before` is the cursor of the previous page (the last message id seen).
+    `before` is the cursor of the previous page (the last message id seen). A query
+    running past `budget_seconds` is stopped with SearchTimeout.
     """
     words = words_of(query)
     before_id = _cursor(before)
     with uow:
-        hits = uow.search.find(words, limit, owner=caller.owner_scope, before=before_id)
+        hits = uow.search.find(words, limit, owner=caller.owner_scope, before=before_id,
+                               budget_seconds=budget_seconds)
+    hits = [_with_snippet(hit, words) for hit in hits]
     return Page(hits, str(hits[-1].id) if len(hits) == limit else None)
+
+
+def _with_snippet(hit, words):
+    if hit.head is None:
+        return hit
+    return dataclasses.replace(hit, snippet=head_snippet(hit.head, words), head=None)
+
+
+def head_snippet(head, words):
+    """SNIPPET_WORDS words of `head` around the first one matching a query word, each
+    match marked **like this**, with … where text was left out. Without a match in
+    `head` (it lies further on in the row), the first words."""
+    tokens = head.split()
+    stems = {_stem(word) for word in words}
+    matches = [i for i, token in enumerate(tokens)
+               if any(_stem(word) in stems for word in WORD.findall(token))]
+    start = max(0, matches[0] - SNIPPET_WORDS // 4) if matches else 0
+    shown = tokens[start:start + SNIPPET_WORDS]
+    marked = set(matches)
+    text = " ".join(f"**{token}**" if start + i in marked else token for i, token in enumerate(shown))
+    return ("…" if start > 0 else "") + text + ("…" if start + SNIPPET_WORDS < len(tokens) else "")
+
+
+def _stem(word):
+    word = word.lower()
+    for ending in ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            word = word[:-len(ending)]
+            break
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
+        word = word[:-1]  # running -> runn -> run
+    return word
 
 
 def _cursor(before):

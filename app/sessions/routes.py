@@ -1,6 +1,7 @@
 """Read and create sessions: thin views over app.services.sessions."""
 from flask import Blueprint
 from flask import Response
+from flask import current_app
 from flask import jsonify
 from flask import request
 
@@ -48,7 +49,8 @@ def search_messages():
     """GET /api/remote/sessions/search?q=: transcript rows whose visible text holds every
     word of `q`, in the sessions the caller may read, newest first, with snippets."""
     page = search.search_messages(request.args.get("q"), db.reading(), limit=page_limit(),
-                                  before=request.args.get("before"), caller=current_caller())
+                                  before=request.args.get("before"), caller=current_caller(),
+                                  budget_seconds=current_app.config["SEARCH_TIMEOUT_SECONDS"])
     return {
         "results": schemas.search_hit_schema.dump(page.items, many=True),
         "next_cursor": page.next_cursor,

@@ -70,7 +70,8 @@ def search():
         return render_template("ui/search.html", query="", hits=None, next_cursor=None)
     page = search_service.search_messages(query, db.reading(), limit=SESSIONS_PER_PAGE,
                                           before=request.args.get("before"),
-                                          caller=current_caller())
+                                          caller=current_caller(),
+                                          budget_seconds=current_app.config["SEARCH_TIMEOUT_SECONDS"])
     return render_template("ui/search.html", query=query, hits=page.items,
                            next_cursor=page.next_cursor)
 

@@ -129,3 +129,15 @@ def test_rows_written_before_the_index_existed_are_found(app, rows, keys, client
     for statement in migrations.split_statements(m9.sql):
         rows(statement)
     assert len(search(client, keys["alice"], "haystack")["results"]) == 1
+
+
+def test_a_search_past_its_budget_is_503_search_timeout_and_the_next_one_answers(app, client, keys, say):
+    say("alice", *[f"needle number {i}" for i in range(1500)])
+    app.config["SEARCH_TIMEOUT_SECONDS"] = 1e-9  # below what the setting accepts: a sure stop
+    response = client.get(SEARCH, query_string={"q": "needle"}, headers=keys["alice"])
+    assert response.status_code == 503
+    error = response.get_json()["error"]
+    assert error["code"] == "search_timeout"
+    assert "budget" in error["message"] and error["details"] == {"budget_seconds": 1e-9}
+    app.config["SEARCH_TIMEOUT_SECONDS"] = 30
+    assert len(search(client, keys["alice"], "needle")["results"]) == 100
