@@ -24,9 +24,15 @@ class Config:
     # Open live streams one token may hold at once, across every process and
     # instance (callers without a token, with AUTH_DISABLED, are not limited).
     MAX_STREAMS_PER_TOKEN = 32
-    # Page sizes for list endpoints.
+    # Page sizes for list endpoints; the sessions list allows less, its items being
+    # bigger. GET of one session carries at most SESSION_MESSAGES_MAX messages (then
+    # `messages_truncated` and a cursor for the messages endpoint).
     DEFAULT_PAGE_SIZE = 100
     MAX_PAGE_SIZE = 1000
+    SESSIONS_PAGE_MAX = 200
+    SESSION_MESSAGES_MAX = 1000
+    # Bytes of a session's `context` (as compact JSON) a runner may attach.
+    MAX_CONTEXT_BYTES = 64 * 1024
     # Folder holding NNNN_name.sql migrations; None means the project's migrations/.
     MIGRATIONS_DIR = None
 
@@ -75,6 +81,9 @@ AT_LEAST = {
     "MAX_STREAMS_PER_TOKEN": 1,
     "DEFAULT_PAGE_SIZE": 1,
     "MAX_PAGE_SIZE": 1,
+    "SESSIONS_PAGE_MAX": 1,
+    "SESSION_MESSAGES_MAX": 1,
+    "MAX_CONTEXT_BYTES": 2,
     "RATE_LIMIT_REQUESTS": 0,
     "RATE_LIMIT_WINDOW_SECONDS": 0.001,
     "MAX_CHUNKS_PER_REQUEST": 1,
@@ -82,6 +91,7 @@ AT_LEAST = {
     "SEARCH_TIMEOUT_SECONDS": 0.001,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
+                 "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "MAX_CONTEXT_BYTES",
                  "RATE_LIMIT_REQUESTS", "MAX_CHUNKS_PER_REQUEST", "MAX_LINE_LENGTH"}
 
 

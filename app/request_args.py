@@ -41,10 +41,11 @@ def read_whole_body():
     return data
 
 
-def page_limit():
-    """The `limit` query argument, defaulted and bounded by configuration."""
-    default = current_app.config["DEFAULT_PAGE_SIZE"]
-    maximum = current_app.config["MAX_PAGE_SIZE"]
+def page_limit(maximum=None):
+    """The `limit` query argument, defaulted and bounded by configuration (or by
+    `maximum`, for a list whose items are bigger)."""
+    maximum = min(maximum or current_app.config["MAX_PAGE_SIZE"], current_app.config["MAX_PAGE_SIZE"])
+    default = min(current_app.config["DEFAULT_PAGE_SIZE"], maximum)
     raw = request.args.get("limit", default)
     try:
         limit = int(raw)

@@ -147,8 +147,19 @@ class OpenTurnSchema(BaseSchema):
     content_blocks = fields.List(fields.Dict(), required=True)
 
 
+class SessionListItemSchema(SessionSummarySchema):
+    """A sessions-list item: no `context`, which may be large (GET the session for it)."""
+
+    class Meta(SessionSummarySchema.Meta):
+        exclude = ("context",)
+
+
 class SessionSchema(SessionSummarySchema):
     messages = fields.List(fields.Nested(MessageSchema), required=True)
+    # True when `messages` stops at SESSION_MESSAGES_MAX: the rest come from
+    # GET .../messages?after=<next_cursor>.
+    messages_truncated = fields.Boolean(required=True)
+    next_cursor = fields.String(attribute="messages_next_cursor", allow_none=True, required=True)
     open_turn = fields.Nested(OpenTurnSchema, allow_none=True, required=True)
 
 
@@ -165,5 +176,6 @@ usage_report_schema = UsageReportSchema()
 message_schema = MessageSchema()
 session_summary_schema = SessionSummarySchema()
 session_schema = SessionSchema()
+session_list_item_schema = SessionListItemSchema()
 ingest_receipt_schema = IngestReceiptSchema()
 search_hit_schema = SearchHitSchema()

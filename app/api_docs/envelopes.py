@@ -7,6 +7,7 @@ from marshmallow import fields
 from app.schemas import BaseSchema
 from app.schemas import MessageSchema
 from app.schemas import SearchHitSchema
+from app.schemas import SessionListItemSchema
 from app.schemas import SessionSchema
 from app.schemas import SessionSummarySchema
 
@@ -25,7 +26,7 @@ class SessionDetailEnvelopeSchema(BaseSchema):
 
 
 class SessionPageSchema(BaseSchema):
-    sessions = fields.List(fields.Nested(SessionSummarySchema), required=True)
+    sessions = fields.List(fields.Nested(SessionListItemSchema), required=True)
     next_cursor = _cursor()
 
 

@@ -23,11 +23,12 @@ def _query(name, description, **schema):
             "schema": {"type": "string", **schema}}
 
 
-def _limit(config):
+def _limit(config, maximum=None):
+    maximum = min(maximum or config["MAX_PAGE_SIZE"], config["MAX_PAGE_SIZE"])
     return {"in": "query", "name": "limit", "required": False,
             "description": "page size (422 `invalid_limit` outside the range)",
-            "schema": {"type": "integer", "minimum": 1, "maximum": config["MAX_PAGE_SIZE"],
-                       "default": config["DEFAULT_PAGE_SIZE"]}}
+            "schema": {"type": "integer", "minimum": 1, "maximum": maximum,
+                       "default": min(config["DEFAULT_PAGE_SIZE"], maximum)}}
 
 
 # format=openai export: the bare list that messages?format=openai returns under `messages`.
@@ -60,11 +61,13 @@ def operations(config):
         "security": USER + RUNNER,
         "requestBody": {"required": True, "content": _json(schemas.SessionCreateSchema)},
         "responses": {201: ("the new session", _json(envelopes.SessionEnvelopeSchema))},
-        "errors": error_responses(BODY),
+        "errors": error_responses(BODY, {413: "`request_entity_too_large` (body over"
+                                              " MAX_CONTENT_LENGTH) or `context_too_large`"}),
     }
     yield BASE, "get", {
         "operationId": "listSessions", "summary": "Sessions the caller may read, newest first",
-        "security": USER, "parameters": [limit, _query("cursor", "next_cursor of the last page")],
+        "security": USER, "parameters": [_limit(config, config["SESSIONS_PAGE_MAX"]),
+                                         _query("cursor", "next_cursor of the last page")],
         "responses": {200: ("one page of sessions", _json(envelopes.SessionPageSchema))},
         "errors": error_responses({422: "`invalid_limit` or `invalid_cursor`"}),
     }
@@ -81,7 +84,8 @@ def operations(config):
                                         " words); or `database_busy`"}),
     }
     yield f"{BASE}/{{session_id}}", "get", {
-        "operationId": "getSession", "summary": "The session with its whole transcript",
+        "operationId": "getSession",
+        "summary": "The session with its transcript (at most SESSION_MESSAGES_MAX messages)",
         "security": USER, "parameters": [SESSION_ID],
         "responses": {200: ("the session", _json(envelopes.SessionDetailEnvelopeSchema))},
         "errors": error_responses(NOT_FOUND),

@@ -27,6 +27,9 @@ class AgentSession:
     machine: str | None = None
     messages: list = field(default_factory=list)
     open_turn: dict | None = None  # the turn still accumulating (get_session only)
+    # get_session with a bound: more messages follow, from this cursor on.
+    messages_truncated: bool = False
+    messages_next_cursor: str | None = None
 
     @property
     def is_completed(self):

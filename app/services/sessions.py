@@ -67,11 +67,23 @@ def assign_machine(session_id, machine, uow, *, clock=utc_now):
     return session.machine, assigned
 
 
-def get_session(session_id, uow, *, caller=OPEN):
-    """The session with its whole transcript, in write order, and its open turn."""
+def get_session(session_id, uow, *, caller=OPEN, max_messages=None):
+    """The session with its transcript, in write order, and its open turn.
+
+    With `max_messages`, only that many of the oldest messages: when there are more,
+    `messages_truncated` is set and `messages_next_cursor` continues on the messages
+    endpoint (list_messages) after the last one returned.
+    """
     with uow:
         session = readable_session(uow, session_id, caller)
-        session.messages = uow.messages.list_all(session_id)
+        if max_messages is None:
+            session.messages = uow.messages.list_all(session_id)
+        else:
+            first = uow.messages.list_page(session_id, 0, max_messages + 1)
+            session.messages = first[:max_messages]
+            if len(first) > max_messages:
+                session.messages_truncated = True
+                session.messages_next_cursor = str(session.messages[-1].id)
         snapshot = uow.turn_states.load(session_id)
         if has_open_turn(snapshot):
             session.open_turn = open_turn(snapshot, uow.turn_states.load_parts(session_id))

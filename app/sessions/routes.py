@@ -1,4 +1,6 @@
 """Read and create sessions: thin views over app.services.sessions."""
+import json
+
 from flask import Blueprint
 from flask import Response
 from flask import current_app
@@ -26,9 +28,23 @@ bp = Blueprint("sessions", __name__, url_prefix="/api/remote/sessions")
 @requires(USER, RUNNER)
 def create():
     """POST /api/remote/sessions: open a running session (201 with its summary)."""
-    data = load_body(schemas.session_create_schema)
+    data = load_body(schemas.session_create_schema, check=check_context_size)
     session = service.open_session(data, db.writing(), caller=current_caller())
     return {"session": schemas.session_summary_schema.dump(session)}, 201
+
+
+def check_context_size(body):
+    """A `context` of at most MAX_CONTEXT_BYTES as compact JSON (checked before the
+    schema walks it): every list and viewer page of the session would carry it."""
+    context = body.get("context")
+    if context is None:
+        return
+    size = len(json.dumps(context, separators=(",", ":")))  # ASCII: non-ASCII is escaped, as stored
+    limit = current_app.config["MAX_CONTEXT_BYTES"]
+    if size > limit:
+        raise ApiError(413, "context_too_large",
+                       f"context may hold at most {limit} bytes of JSON; keep large data elsewhere",
+                       {"bytes": size, "limit": limit})
 
 
 @bp.get("")
@@ -36,9 +52,10 @@ def create():
 def index():
     """GET /api/remote/sessions: session summaries, newest first, one page per cursor."""
     page = service.list_sessions(db.reading(), cursor=request.args.get("cursor"),
-                                 limit=page_limit(), caller=current_caller())
+                                 limit=page_limit(current_app.config["SESSIONS_PAGE_MAX"]),
+                                 caller=current_caller())
     return {
-        "sessions": schemas.session_summary_schema.dump(page.items, many=True),
+        "sessions": schemas.session_list_item_schema.dump(page.items, many=True),
         "next_cursor": page.next_cursor,
     }
 
@@ -60,8 +77,10 @@ def search_messages():
 @bp.get("/<session_id>")
 @requires(USER, cookie=True)
 def show(session_id):
-    """GET /api/remote/sessions/<id>: the session with its whole transcript."""
-    session = service.get_session(session_id, db.reading(), caller=current_caller())
+    """GET /api/remote/sessions/<id>: the session with its transcript, up to
+    SESSION_MESSAGES_MAX messages (then `messages_truncated` and `next_cursor`)."""
+    session = service.get_session(session_id, db.reading(), caller=current_caller(),
+                                  max_messages=current_app.config["SESSION_MESSAGES_MAX"])
     return {"session": schemas.session_schema.dump(session)}
 
 

@@ -173,7 +173,7 @@ def test_an_idle_stream_sends_keep_alive_comments(base, open_stream):
 def test_stream_headers_survive_the_proxy(base, open_stream, app_server):
     stream = open_stream(new_session(base))
     assert stream.headers["content-type"].startswith("text/event-stream")
-    assert stream.headers["cache-control"] == "no-cache"
+    assert stream.headers["cache-control"] == "no-store"
     assert "content-encoding" not in stream.headers  # the client accepts gzip; none is used
     if base == app_server.base:
         assert stream.headers["x-accel-buffering"] == "no"
