@@ -47,6 +47,9 @@ class Config:
     SESSION_COOKIE_SECURE = True
     SESSION_COOKIE_HTTPONLY = True
     SESSION_COOKIE_SAMESITE = "Lax"
+    # How long a viewer sign-in lasts (then the visitor signs in again); signing out
+    # ends it at once.
+    VIEWER_SESSION_SECONDS = 7 * 24 * 3600
     # True when browsers reach the service over https only (a TLS proxy in front):
     # every response then carries Strict-Transport-Security.
     BEHIND_HTTPS = False
@@ -65,6 +68,19 @@ class Config:
     # Seconds one search query may run before it is stopped with 503 search_timeout
     # (a stopped query frees its worker; under gevent a running one holds it whole).
     SEARCH_TIMEOUT_SECONDS = 2.0
+    # Quotas, each refused with its own message: sessions one token may open per
+    # minute (429), UTF-8 bytes of output one session may take in all (413
+    # session_output_limit), sessions one user may have running at once (429; 0: no
+    # limit). 0 turns the first two off as well.
+    SESSIONS_PER_TOKEN_PER_MINUTE = 120
+    MAX_SESSION_OUTPUT_BYTES = 1024 ** 3
+    MAX_OPEN_SESSIONS_PER_USER = 0
+    # A session's own write token (returned when a runner opens it) keeps working this
+    # long after the session completes, for late usage reports and retried requests.
+    SESSION_TOKEN_GRACE_SECONDS = 3600
+    # How often a long live stream looks its credentials up again: a revoked token or
+    # a sign-out ends the stream within about this long.
+    STREAM_AUTH_CHECK_SECONDS = 5.0
 
 
 # Numeric settings and the least each may be: a zero page size or poll interval
@@ -89,10 +105,18 @@ AT_LEAST = {
     "MAX_CHUNKS_PER_REQUEST": 1,
     "MAX_LINE_LENGTH": 1,
     "SEARCH_TIMEOUT_SECONDS": 0.001,
+    "VIEWER_SESSION_SECONDS": 1,
+    "SESSIONS_PER_TOKEN_PER_MINUTE": 0,
+    "MAX_SESSION_OUTPUT_BYTES": 0,
+    "MAX_OPEN_SESSIONS_PER_USER": 0,
+    "SESSION_TOKEN_GRACE_SECONDS": 0,
+    "STREAM_AUTH_CHECK_SECONDS": 0.001,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "MAX_CONTEXT_BYTES",
-                 "RATE_LIMIT_REQUESTS", "MAX_CHUNKS_PER_REQUEST", "MAX_LINE_LENGTH"}
+                 "RATE_LIMIT_REQUESTS", "MAX_CHUNKS_PER_REQUEST", "MAX_LINE_LENGTH",
+                 "VIEWER_SESSION_SECONDS", "SESSIONS_PER_TOKEN_PER_MINUTE", "MAX_SESSION_OUTPUT_BYTES",
+                 "MAX_OPEN_SESSIONS_PER_USER", "SESSION_TOKEN_GRACE_SECONDS"}
 
 
 def check_numbers(config):

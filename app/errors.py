@@ -30,6 +30,8 @@ SERVICE_STATUS = {
     service_errors.SessionNotAssigned: 403,
     service_errors.MigrationError: 500,
     service_errors.TooManyStreams: 429,
+    service_errors.QuotaExceeded: 429,
+    service_errors.SessionOutputLimit: 413,
 }
 # Headers of a werkzeug error that describe its HTML body, not the error itself.
 BODY_HEADERS = frozenset({"content-type", "content-length"})

@@ -15,19 +15,22 @@ from flask import session
 from flask import url_for
 
 from app import db
+from app.auth.csrf import csrf_token
 from app.errors import ApiError
 from app.services import tokens
 from app.services.access import OPEN
 from app.services.rate_limit import RateLimiter
 
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="turnlog"'}
-COOKIE_KEY = "token_id"
+# The session cookie holds a sign-in key (its hash is a viewer_sessions row), never a token.
+COOKIE_KEY = "viewer"
 
 
 def init_app(app):
     """One rate limiter per process; a loud warning when authentication is off."""
     app.extensions["turnlog_rate_limiter"] = RateLimiter(
         app.config["RATE_LIMIT_REQUESTS"], app.config["RATE_LIMIT_WINDOW_SECONDS"])
+    app.jinja_env.globals["csrf_token"] = csrf_token
     if app.config["AUTH_DISABLED"]:
         app.logger.warning("AUTH_DISABLED is set: anyone who can reach this server may read"
                            " and write every session. Use it for local demos only.")
@@ -83,8 +86,8 @@ def _authenticate(cookie):
                            headers=CHALLENGE)
         return caller
     if cookie and COOKIE_KEY in session:
-        caller = tokens.caller_for_id(session[COOKIE_KEY], db.reading())
-        if caller is None:  # revoked since sign-in: the cookie is worth nothing now
+        caller = tokens.caller_for_viewer(session[COOKIE_KEY], db.reading())
+        if caller is None:  # signed out, expired or revoked: the cookie is worth nothing now
             session.clear()
         return caller
     return None

@@ -1,7 +1,8 @@
 """Who is calling, and what that caller may do with a session. Pure.
 
 A runner token names a machine: it writes only the sessions assigned to that
-machine. A user token names a user: it reads only the sessions that user owns
+machine, and only those of the users it is scoped to (`users`; None: any user). A
+session's own write token (`session_id`) writes that one session and nothing else. A user token names a user: it reads only the sessions that user owns
 (`agent_sessions.user_id`), or every session for an admin. With authentication
 switched off (local demos) every request is the OPEN caller, which may do anything.
 """
@@ -18,6 +19,13 @@ class Caller:
     name: str | None  # the machine or user the token names
     is_admin: bool = False
     token_id: int | None = None
+    users: tuple | None = None  # a runner's users; None: any user
+    session_id: str | None = None  # set on a session's own write token
+    viewer_key_hash: str | None = None  # set when a viewer's sign-in cookie came
+
+    @property
+    def is_session_token(self):
+        return self.session_id is not None
 
     @property
     def is_open(self):
@@ -37,8 +45,18 @@ class Caller:
             return True
         return self.kind == USER and session.user_id == self.name
 
+    def may_serve(self, user_id):
+        """True when this runner may open or write sessions owned by `user_id`."""
+        return self.users is None or user_id in self.users
+
     def may_write(self, session):
-        return self.is_open or (self.kind == RUNNER and session.machine == self.name)
+        if self.is_open:
+            return True
+        if self.kind != RUNNER:
+            return False
+        if self.is_session_token:
+            return session.session_id == self.session_id
+        return session.machine == self.name and self.may_serve(session.user_id)
 
 
 OPEN = Caller("open", None, is_admin=True)

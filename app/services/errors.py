@@ -88,3 +88,16 @@ class TooManyStreams(ServiceError):
     def __init__(self, message, details=None, retry_after=1):
         super().__init__(message, details)
         self.retry_after = retry_after
+
+
+class QuotaExceeded(TooManyStreams):
+    """A quota was reached (sessions opened per token per minute, open sessions per
+    user): the request is refused whole, and `retry_after` says when to try again."""
+
+    code = "quota_exceeded"
+
+
+class SessionOutputLimit(ServiceError):
+    """A batch would take the session past its total output bytes."""
+
+    code = "session_output_limit"

@@ -25,6 +25,8 @@ class AgentSession:
     conversation_turn_count: int = 0
     visible_message_count: int = 0
     machine: str | None = None
+    opened_by_token: int | None = None  # for the sessions-per-token quota
+    output_bytes: int = 0  # UTF-8 bytes of output accepted, for the output quota
     messages: list = field(default_factory=list)
     open_turn: dict | None = None  # the turn still accumulating (get_session only)
     # get_session with a bound: more messages follow, from this cursor on.
@@ -105,6 +107,9 @@ class TokenRecord:
     is_admin: bool
     created_at: str
     revoked_at: str | None
+    allowed_users: tuple | None = None  # a runner's users; None: any user
+    expires_at: str | None = None  # None: never
+    session_id: str | None = None  # a session's own write token
 
 
 @dataclass(frozen=True)

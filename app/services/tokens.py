@@ -3,6 +3,7 @@
 Only a SHA-256 of each token is stored. The tokens are 256 random bits, so a
 fast hash is enough: there is nothing to guess that a slow hash would protect.
 """
+import dataclasses
 import hashlib
 import secrets
 
@@ -11,6 +12,7 @@ from app.services.access import RUNNER
 from app.services.access import TOKEN_KINDS
 from app.services.access import USER
 from app.services.access import Caller
+from app.services.clock import iso_after
 from app.services.clock import to_iso
 from app.services.clock import utc_now
 from app.services.errors import InvalidTokenName
@@ -35,31 +37,97 @@ def hash_token(secret):
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def issue(kind, name, uow, *, is_admin=False, clock=utc_now):
-    """Store a new token for a machine (runner) or a user; returns (id, secret)."""
+def issue(kind, name, uow, *, is_admin=False, users=None, expires_in=None, clock=utc_now):
+    """Store a new token for a machine (runner) or a user; returns (id, secret).
+
+    A runner token with `users` opens and writes sessions for those users only (None:
+    any user); with `expires_in` (seconds) it stops working that long from now.
+    """
     if kind not in TOKEN_KINDS:
         raise ValueError(f"unknown token kind {kind!r}")
     name = checked_name(name, InvalidTokenName)
-    secret = PREFIXES[kind] + secrets.token_urlsafe(32)
+    if users is not None:
+        if kind != RUNNER:
+            raise ValueError("only runner tokens are scoped to users")
+        users = tuple(dict.fromkeys(checked_name(user, InvalidTokenName, "user") for user in users))
+        if not users:
+            raise InvalidTokenName("a scoped runner token needs at least one user", {"users": []})
+    now = clock()
+    expires_at = None if expires_in is None else iso_after(now, expires_in)
+    secret = new_secret(kind)
     with uow:
         token_id = uow.tokens.add(kind, name, is_admin and kind != RUNNER, hash_token(secret),
-                                  to_iso(clock()))
+                                  to_iso(now), allowed_users=users, expires_at=expires_at)
         uow.commit()
     return token_id, secret
 
 
-def caller_for_secret(secret, uow):
-    """The Caller a presented token stands for, or None when it is unknown or revoked."""
+def new_secret(kind):
+    return PREFIXES[kind] + secrets.token_urlsafe(32)
+
+
+def issue_session_token(uow, session, caller, now):
+    """A write token for `session` alone, in the caller's transaction; returns its secret.
+
+    It stands for the runner that opened the session (same machine and scope) and
+    expires when the session completes, plus a grace period (see `expire_session_tokens`).
+    """
+    secret = new_secret(RUNNER)
+    uow.tokens.add(RUNNER, caller.name, False, hash_token(secret), now,
+                   allowed_users=(session.user_id,), session_id=session.session_id)
+    return secret
+
+
+def caller_for_secret(secret, uow, *, clock=utc_now):
+    """The Caller a presented token stands for, or None when it is unknown, revoked or expired."""
     with uow:
-        record = uow.tokens.active_by_hash(hash_token(secret))
+        record = uow.tokens.active_by_hash(hash_token(secret), to_iso(clock()))
     return _caller(record)
 
 
-def caller_for_id(token_id, uow):
-    """The Caller of a token id (kept in a viewer's cookie), or None once revoked."""
+def caller_for_id(token_id, uow, *, clock=utc_now):
+    """The Caller of a token id, or None once it is revoked or expired."""
     with uow:
-        record = uow.tokens.active_by_id(token_id)
+        record = uow.tokens.active_by_id(token_id, to_iso(clock()))
     return _caller(record)
+
+
+def still_valid(caller, uow, *, clock=utc_now):
+    """True while the credentials `caller` came with still work: its sign-in, if it came
+    with the viewer's cookie, and its token. A long stream asks this now and then."""
+    if caller.viewer_key_hash is not None:
+        return caller_for_viewer(caller.viewer_key_hash, uow, clock=clock, hashed=True) is not None
+    return caller_for_id(caller.token_id, uow, clock=clock) is not None
+
+
+def sign_in(token_id, uow, *, lifetime_seconds, clock=utc_now):
+    """Start a viewer sign-in for a user token; returns the cookie's key (kept only as a hash)."""
+    key = secrets.token_urlsafe(32)
+    now = clock()
+    with uow:
+        uow.tokens.delete_expired_viewer_sessions(to_iso(now))
+        uow.tokens.add_viewer_session(hash_token(key), token_id, to_iso(now),
+                                      iso_after(now, lifetime_seconds))
+        uow.commit()
+    return key
+
+
+def caller_for_viewer(key, uow, *, clock=utc_now, hashed=False):
+    """The Caller of a live sign-in (the cookie's key), or None once it is signed out,
+    expired, or its token revoked."""
+    key_hash = key if hashed else hash_token(key)
+    with uow:
+        record = uow.tokens.viewer_token(key_hash, to_iso(clock()))
+    caller = _caller(record)
+    return None if caller is None else dataclasses.replace(caller, viewer_key_hash=key_hash)
+
+
+def sign_out(key, uow, *, clock=utc_now):
+    """End a viewer sign-in at once: every copy of its cookie stops working."""
+    with uow:
+        done = uow.tokens.revoke_viewer_session(hash_token(key), to_iso(clock()))
+        uow.commit()
+    return done
 
 
 def revoke(token_id, uow, *, clock=utc_now):
@@ -78,4 +146,5 @@ def list_tokens(uow):
 def _caller(record):
     if record is None:
         return None
-    return Caller(record.kind, record.name, is_admin=record.is_admin, token_id=record.id)
+    return Caller(record.kind, record.name, is_admin=record.is_admin, token_id=record.id,
+                  users=record.allowed_users, session_id=record.session_id)

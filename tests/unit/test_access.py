@@ -41,3 +41,22 @@ def test_a_runner_named_like_an_admin_user_gains_nothing():
 def test_the_open_caller_of_a_demo_may_do_anything():
     assert OPEN.may_read(session("bob", None)) and OPEN.may_write(session("bob", None))
     assert OPEN.owner_scope is None
+
+
+def test_a_scoped_runner_writes_only_its_users_sessions_on_its_machine():
+    runner = Caller("runner", "m1", users=("alice", "carol"))
+    assert runner.may_write(session("alice", "m1"))
+    assert runner.may_write(session("carol", "m1"))
+    assert not runner.may_write(session("bob", "m1"))
+    assert not runner.may_write(session(None, "m1"))
+    assert not runner.may_write(session("alice", "m2"))
+    assert runner.may_serve("alice") and not runner.may_serve("bob")
+
+
+def test_a_session_token_writes_its_own_session_only():
+    own = Caller("runner", "m1", users=("alice",), session_id="s")
+    assert own.may_write(session("alice", "m1"))
+    other = AgentSession("s2", "alice", "agent", {}, "running", "claude", None, 0, 0, 0, 0, 0, 0,
+                         "t", "t", machine="m1")
+    assert not own.may_write(other)
+    assert not own.may_read(session("alice", "m1"))

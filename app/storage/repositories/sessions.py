@@ -9,12 +9,22 @@ from app.services.models import AgentSession
 COLUMNS = (
     "session_id, user_id, session_type, context, status, provider, exit_code, "
     "message_count, conversation_turn_count, visible_message_count, request_count, total_tokens, total_input_tokens, "
-    "total_output_tokens, next_event_index, created_at, updated_at, machine"
+    "total_output_tokens, next_event_index, created_at, updated_at, machine, opened_by_token, output_bytes"
 )
 INSERT = text(
     "INSERT INTO agent_sessions (session_id, user_id, session_type, context, status,"
-    " provider, machine, created_at, updated_at) VALUES (:session_id, :user_id, :session_type,"
-    " :context, 'running', :provider, :machine, :now, :now)"
+    " provider, machine, opened_by_token, created_at, updated_at) VALUES (:session_id,"
+    " :user_id, :session_type, :context, 'running', :provider, :machine, :opened_by_token,"
+    " :now, :now)"
+)
+# The quotas: sessions a token opened since a moment (and the oldest of them, which
+# says when the window frees a place), and a user's sessions still running.
+COUNT_OPENED_SINCE = text(
+    "SELECT COUNT(*), MIN(created_at) FROM agent_sessions"
+    " WHERE opened_by_token = :token_id AND created_at > :since"
+)
+COUNT_RUNNING_OF_USER = text(
+    "SELECT COUNT(*) FROM agent_sessions WHERE user_id = :user_id AND status = 'running'"
 )
 NUL = "\x00"
 SELECT_ONE = text(f"SELECT {COLUMNS} FROM agent_sessions WHERE session_id = :session_id")
@@ -53,7 +63,7 @@ COUNTERS = (
 )
 RECORD_INGEST = text(
     f"UPDATE agent_sessions SET next_event_index = :next_event_index, {COUNTERS},"
-    " updated_at = :now WHERE session_id = :session_id"
+    " output_bytes = output_bytes + :new_bytes, updated_at = :now WHERE session_id = :session_id"
 )
 ADD_MESSAGES = text(
     f"UPDATE agent_sessions SET {COUNTERS}, updated_at = :now WHERE session_id = :session_id"
@@ -80,7 +90,8 @@ class SessionRepository:
     def __init__(self, conn):
         self.conn = conn
 
-    def add(self, session_id, user_id, session_type, context, provider, now, machine=None):
+    def add(self, session_id, user_id, session_type, context, provider, now, machine=None,
+            opened_by_token=None):
         """Insert a new running session; `context` is stored as JSON text."""
         self.conn.execute(
             INSERT,
@@ -91,9 +102,20 @@ class SessionRepository:
                 "context": json.dumps(context),
                 "provider": provider,
                 "machine": machine,
+                "opened_by_token": opened_by_token,
                 "now": now,
             },
         )
+
+    def opened_since(self, token_id, since):
+        """(how many sessions `token_id` opened after `since`, the oldest one's created_at)."""
+        count, oldest = self.conn.execute(COUNT_OPENED_SINCE,
+                                          {"token_id": token_id, "since": since}).one()
+        return count, oldest
+
+    def running_of_user(self, user_id):
+        """How many of `user_id`'s sessions are still running."""
+        return self.conn.execute(COUNT_RUNNING_OF_USER, {"user_id": user_id}).scalar_one()
 
     def marks(self, session_ids):
         """{session_id: (next_event_index, status)} for those of `session_ids` that exist."""
@@ -130,9 +152,10 @@ class SessionRepository:
         return [_to_session(row) for row in self.conn.execute(statement, params).mappings()]
 
     def record_ingest(self, session_id, next_event_index, new_messages, now, *,
-                      new_turns=0, new_visible=0):
-        """After an ingest: the next free event index, and `new_messages` more rows
-        (`new_visible` of them with visible text) from `new_turns` more closed turns."""
+                      new_turns=0, new_visible=0, new_bytes=0):
+        """After an ingest: the next free event index, `new_bytes` more bytes of output,
+        and `new_messages` more rows (`new_visible` of them with visible text) from
+        `new_turns` more closed turns."""
         self.conn.execute(
             RECORD_INGEST,
             {
@@ -141,6 +164,7 @@ class SessionRepository:
                 "new_messages": new_messages,
                 "new_turns": new_turns,
                 "new_visible": new_visible,
+                "new_bytes": new_bytes,
                 "now": now,
             },
         )
