@@ -8,6 +8,7 @@ import dataclasses
 
 from app.services.models import AgentSession
 from app.services.models import Message
+from app.services.models import TokenRecord
 from app.storage.unit_of_work import AbstractUnitOfWork
 
 
@@ -15,10 +16,19 @@ class FakeSessions:
     def __init__(self):
         self.rows = {}
 
-    def add(self, session_id, user_id, session_type, context, provider, now, machine=None):
+    def add(self, session_id, user_id, session_type, context, provider, now, machine=None,
+            opened_by_token=None):
         self.rows[session_id] = AgentSession(session_id, user_id, session_type, context, "running",
                                              provider, None, 0, 0, 0, 0, 0, 0, now, now,
-                                             machine=machine)
+                                             machine=machine, opened_by_token=opened_by_token)
+
+    def opened_since(self, token_id, since):
+        stamps = [r.created_at for r in self.rows.values()
+                  if r.opened_by_token == token_id and r.created_at > since]
+        return len(stamps), min(stamps, default=None)
+
+    def running_of_user(self, user_id):
+        return sum(1 for r in self.rows.values() if r.user_id == user_id and r.status == "running")
 
     def get(self, session_id):
         return copy.deepcopy(self.rows.get(session_id))
@@ -26,9 +36,10 @@ class FakeSessions:
     get_for_update = get
 
     def record_ingest(self, session_id, next_event_index, new_messages, now, *,
-                      new_turns=0, new_visible=0):
+                      new_turns=0, new_visible=0, new_bytes=0):
         row = self.rows[session_id]
         row.next_event_index = next_event_index
+        row.output_bytes += new_bytes
         self.add_messages(session_id, new_messages, now, new_turns=new_turns,
                           new_visible=new_visible)
 
@@ -204,10 +215,55 @@ class FakeUsage:
 class FakeTokens:
     def __init__(self):
         self.rows = {}  # id -> TokenRecord
+        self.hashes = {}  # token hash -> id
+        self.viewers = {}  # key hash -> [token_id, expires_at, revoked_at]
+        self.locked = []
 
-    def active_by_id(self, token_id):
+    def add(self, kind, name, is_admin, token_hash, now, *, allowed_users=None, expires_at=None,
+            session_id=None):
+        token_id = max(self.rows, default=0) + 1
+        self.rows[token_id] = TokenRecord(token_id, kind, name, is_admin, now, None,
+                                          None if allowed_users is None else tuple(allowed_users),
+                                          expires_at, session_id)
+        self.hashes[token_hash] = token_id
+        return token_id
+
+    def active_by_id(self, token_id, now):
         record = self.rows.get(token_id)
-        return record if record is not None and record.revoked_at is None else None
+        if record is None or record.revoked_at is not None:
+            return None
+        return record if record.expires_at is None or record.expires_at > now else None
+
+    def active_by_hash(self, token_hash, now):
+        return self.active_by_id(self.hashes.get(token_hash), now)
+
+    def lock(self, token_id):
+        self.locked.append(token_id)
+
+    def expire_session_tokens(self, session_id, at):
+        for token_id, record in self.rows.items():
+            if record.session_id == session_id and (record.expires_at is None or record.expires_at > at):
+                self.rows[token_id] = dataclasses.replace(record, expires_at=at)
+
+    def add_viewer_session(self, key_hash, token_id, now, expires_at):
+        self.viewers[key_hash] = [token_id, expires_at, None]
+
+    def viewer_token(self, key_hash, now):
+        token_id, expires_at, revoked_at = self.viewers.get(key_hash, (None, "", "revoked"))
+        return self.active_by_id(token_id, now) if revoked_at is None and expires_at > now else None
+
+    def revoke_viewer_session(self, key_hash, now):
+        viewer = self.viewers.get(key_hash)
+        if viewer is None or viewer[2] is not None:
+            return False
+        viewer[2] = now
+        return True
+
+    def delete_expired_viewer_sessions(self, now):
+        expired = [k for k, (_, expires_at, _) in self.viewers.items() if expires_at <= now]
+        for key in expired:
+            del self.viewers[key]
+        return len(expired)
 
     def revoke(self, token_id, now):
         record = self.rows.get(token_id)

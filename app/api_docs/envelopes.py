@@ -21,6 +21,13 @@ class SessionEnvelopeSchema(BaseSchema):
     session = fields.Nested(SessionSummarySchema, required=True)
 
 
+class SessionOpenedSchema(SessionEnvelopeSchema):
+    write_token = fields.String(metadata={
+        "description": "Only when a runner opened the session: a token that writes this session"
+                       " alone (output, complete, usage) and expires SESSION_TOKEN_GRACE_SECONDS after"
+                       " it completes. Shown once; only its hash is kept."})
+
+
 class SessionDetailEnvelopeSchema(BaseSchema):
     session = fields.Nested(SessionSchema, required=True)
 

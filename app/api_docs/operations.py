@@ -60,9 +60,12 @@ def operations(config):
         "operationId": "createSession", "summary": "Open a running session",
         "security": USER + RUNNER,
         "requestBody": {"required": True, "content": _json(schemas.SessionCreateSchema)},
-        "responses": {201: ("the new session", _json(envelopes.SessionEnvelopeSchema))},
+        "responses": {201: ("the new session", _json(envelopes.SessionOpenedSchema))},
         "errors": error_responses(BODY, {413: "`request_entity_too_large` (body over"
-                                              " MAX_CONTENT_LENGTH) or `context_too_large`"}),
+                                              " MAX_CONTENT_LENGTH) or `context_too_large`",
+                                         429: "`rate_limited`, or `quota_exceeded` (sessions per token"
+                                              " per minute, running sessions per user; `details.quota`"
+                                              " names it): wait `Retry-After` seconds"}),
     }
     yield BASE, "get", {
         "operationId": "listSessions", "summary": "Sessions the caller may read, newest first",
@@ -157,7 +160,9 @@ def _writes():
         ("output", "appendOutput", "Buffer stdout lines and read them into turns",
          schemas.OutputBatchSchema, schemas.IngestReceiptSchema,
          {409: "`session_completed`: new output for a completed session",
-          413: "`request_entity_too_large`, `too_many_chunks` or `line_too_long`"}),
+          413: "`request_entity_too_large`, `too_many_chunks`, `line_too_long` or"
+               " `session_output_limit` (the session's MAX_SESSION_OUTPUT_BYTES; nothing of the batch"
+               " is stored)"}),
         ("complete", "completeSession", "Flush the open turn and close the session",
          schemas.CompleteSchema, envelopes.SessionEnvelopeSchema, {}),
         ("usage", "recordUsage", "Count a usage report once per report_id",

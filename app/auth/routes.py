@@ -16,6 +16,7 @@ from flask import url_for
 
 from app import db
 from app.auth.csrf import csrf_ok
+from app.auth.csrf import csrf_token
 from app.auth.guard import COOKIE_KEY
 from app.security_headers import html_security_headers
 from app.services import tokens
@@ -46,6 +47,7 @@ def login():
                          lifetime_seconds=current_app.config["VIEWER_SESSION_SECONDS"])
     session.clear()  # a fresh session (and CSRF token): nothing from before carries over
     session[COOKIE_KEY] = key
+    csrf_token()  # in the cookie set now, so the pages' sign-out forms do not change it again
     return redirect(target)
 
 

@@ -32,6 +32,7 @@ def output(session_id):
         db.writing(),
         retention_seconds=current_app.config["OUTPUT_RETENTION_SECONDS"],
         caller=current_caller(),
+        max_output_bytes=current_app.config["MAX_SESSION_OUTPUT_BYTES"],
     )
     return schemas.ingest_receipt_schema.dump(receipt)
 
@@ -41,8 +42,9 @@ def output(session_id):
 def complete(session_id):
     """POST /api/remote/sessions/<id>/complete: flush the open turn and close the session."""
     body = load_body(schemas.complete_schema)
-    session = service.complete_session(session_id, body["exit_code"], db.writing(),
-                                       caller=current_caller())
+    session = service.complete_session(
+        session_id, body["exit_code"], db.writing(), caller=current_caller(),
+        token_grace_seconds=current_app.config["SESSION_TOKEN_GRACE_SECONDS"])
     return {"session": schemas.session_summary_schema.dump(session)}
 
 

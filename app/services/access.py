@@ -2,7 +2,8 @@
 
 A runner token names a machine: it writes only the sessions assigned to that
 machine, and only those of the users it is scoped to (`users`; None: any user). A
-session's own write token (`session_id`) writes that one session and nothing else. A user token names a user: it reads only the sessions that user owns
+session's own write token (`session_id`) writes that one session and nothing else.
+A user token names a user: it reads only the sessions that user owns
 (`agent_sessions.user_id`), or every session for an admin. With authentication
 switched off (local demos) every request is the OPEN caller, which may do anything.
 """

@@ -17,3 +17,8 @@ def to_iso(moment):
 def iso_after(moment, seconds):
     """`moment` plus `seconds`, as stored text."""
     return to_iso(moment + timedelta(seconds=seconds))
+
+
+def from_iso(stamp):
+    """Stored text back to a timezone-aware UTC time."""
+    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)

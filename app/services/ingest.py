@@ -16,6 +16,7 @@ from app.services.clock import utc_now
 from app.services.errors import SessionClosed
 from app.services.errors import SessionNotAssigned
 from app.services.errors import SessionNotFound
+from app.services.errors import SessionOutputLimit
 from app.services.models import IngestReceipt
 from app.services.models import StoredOutput
 from app.services.models import TranscriptDelta
@@ -29,8 +30,13 @@ from app.transcript.turns import Turn
 log = logging.getLogger(__name__)
 
 
-def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, clock=utc_now):
-    """Buffer the runner's chunks and fold their stdout lines into the transcript."""
+def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, clock=utc_now,
+                  max_output_bytes=0):
+    """Buffer the runner's chunks and fold their stdout lines into the transcript.
+
+    With `max_output_bytes`, a batch that would take the session's output past it is
+    refused whole (SessionOutputLimit); what was accepted before stays.
+    """
     with uow:
         session = _locked_session(uow, session_id, caller)
         fresh, duplicates = _drop_duplicates(chunks, uow.outputs.known_seqs(
@@ -42,6 +48,14 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
                 f"session {session_id} is {session.status}; it takes no more output",
                 {"status": session.status, "new_chunks": len(fresh)},
             )
+        new_bytes = sum(len(chunk.data.encode("utf-8", "surrogatepass")) for chunk in fresh)
+        if max_output_bytes and session.output_bytes + new_bytes > max_output_bytes:
+            raise SessionOutputLimit(
+                f"session {session_id} may take {max_output_bytes} bytes of output in all"
+                f" (TURNLOG_MAX_SESSION_OUTPUT_BYTES); it holds {session.output_bytes} and this"
+                f" batch brings {new_bytes} more. Nothing of this batch was stored",
+                {"limit": max_output_bytes, "output_bytes": session.output_bytes,
+                 "batch_bytes": new_bytes})
         parse_line = get_parser(session.provider)  # before anything is stored
         now = clock()
         stamp = to_iso(now)
@@ -53,18 +67,25 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
         delta, live_events = _transcribe(uow, session, stored, stamp, parse_line)
         uow.outputs.add_many(session_id, stored, iso_after(now, retention_seconds), live_events)
         uow.sessions.record_ingest(session_id, start + len(stored), delta.messages, stamp,
-                                   new_turns=delta.turns, new_visible=delta.visible)
+                                   new_turns=delta.turns, new_visible=delta.visible,
+                                   new_bytes=new_bytes)
         uow.commit()
     return IngestReceipt(len(stored), duplicates, stored[-1].event_index, delta.messages)
 
 
-def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now):
-    """Process completion: flush the open turn and close the session (idempotent)."""
+def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now,
+                     token_grace_seconds=3600):
+    """Process completion: flush the open turn and close the session (idempotent).
+
+    The session's own write tokens expire `token_grace_seconds` later.
+    """
     with uow:
         session = _locked_session(uow, session_id, caller)
         if session.is_completed:
             return session
-        stamp = to_iso(clock())
+        now = clock()
+        stamp = to_iso(now)
+        uow.tokens.expire_session_tokens(session_id, iso_after(now, token_grace_seconds))
         snapshot = uow.turn_states.load(session_id)
         accumulator, live = Accumulator.restore(snapshot), LiveEvents.restore(snapshot)
         turn = accumulator.close(completed_at=stamp)
@@ -113,6 +134,15 @@ def _locked_session(uow, session_id, caller):
 def _not_assigned(session, caller):
     """The 403 a runner gets, saying what differs and the operator's fix."""
     sid = session.session_id
+    if caller.is_session_token:
+        return SessionNotAssigned(
+            f"this token is session {caller.session_id}'s own write token; it writes no other session",
+            {"session_id": sid, "token_session_id": caller.session_id})
+    if session.machine == caller.name:  # the right machine, a user outside the token's scope
+        return SessionNotAssigned(
+            f"session {sid} belongs to user {session.user_id!r}; this token writes sessions of"
+            f" {', '.join(map(repr, caller.users or ()))} only",
+            {"session_id": sid, "user_id": session.user_id, "token_users": list(caller.users or ())})
     fix = (f"flask --app wsgi assign-machine {shlex.quote(sid)}"
            f" --machine {shlex.quote(caller.name or '')}")
     if session.machine is None:

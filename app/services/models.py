@@ -32,6 +32,8 @@ class AgentSession:
     # get_session with a bound: more messages follow, from this cursor on.
     messages_truncated: bool = False
     messages_next_cursor: str | None = None
+    # open_session by a runner: the session's own write token, shown this once.
+    write_token: str | None = None
 
     @property
     def is_completed(self):

@@ -2,19 +2,24 @@
 import base64
 import binascii
 import logging
+import math
 import uuid
+from dataclasses import dataclass
+from datetime import timedelta
 
+from app.services import tokens
 from app.services.access import OPEN
 from app.services.access import RUNNER
 from app.services.access import USER
+from app.services.clock import from_iso
 from app.services.clock import to_iso
 from app.services.clock import utc_now
 from app.services.errors import InvalidCursor
 from app.services.errors import InvalidMachine
 from app.services.errors import NotPermitted
+from app.services.errors import QuotaExceeded
 from app.services.errors import SessionNotFound
 from app.services.models import Page
-from app.services.tokens import checked_name
 from app.transcript.open_turn import has_open_turn
 from app.transcript.open_turn import open_turn
 
@@ -24,25 +29,47 @@ log = logging.getLogger(__name__)
 MAX_MESSAGE_ID = 2**63 - 1
 
 
-def open_session(data, uow, *, caller=OPEN, clock=utc_now):
+@dataclass(frozen=True)
+class OpenQuotas:
+    """Limits on opening sessions; 0 turns one off."""
+
+    per_token_per_minute: int = 0
+    open_per_user: int = 0
+
+
+QUOTA_WINDOW_SECONDS = 60
+# What a user at their open-sessions limit is told to wait: sessions end when their
+# runners complete them, which no clock here can predict.
+OPEN_SESSIONS_RETRY_SECONDS = 30
+
+
+def open_session(data, uow, *, caller=OPEN, clock=utc_now, quotas=OpenQuotas()):
     """Create a running session from validated fields; returns it.
 
     A user opens sessions for themselves (an admin for anyone); a runner opens
-    them on its own machine, for the owner it names.
+    them on its own machine, for an owner its token is scoped to, and gets the
+    session's own write token with it (`write_token`). Past a quota, QuotaExceeded.
     """
     owner, machine = _owner_and_machine(data, caller)
     session_id = str(uuid.uuid4())
+    now = clock()
     with uow:
+        if caller.token_id is not None:
+            uow.tokens.lock(caller.token_id)  # opens of one token are counted one at a time
+            _check_open_quotas(uow, caller, owner, now, quotas)
         uow.sessions.add(
             session_id,
             owner,
             data["session_type"],
             data.get("context") or {},
             data.get("provider") or "claude",
-            to_iso(clock()),
+            to_iso(now),
             machine=machine,
+            opened_by_token=caller.token_id,
         )
         session = uow.sessions.get(session_id)
+        if caller.kind == RUNNER:
+            session.write_token = tokens.issue_session_token(uow, session, caller, to_iso(now))
         uow.commit()
     log.info("session %s opened: %s, provider %s, owner %r, machine %r", session_id,
              session.session_type, session.provider, session.user_id, session.machine)
@@ -56,7 +83,7 @@ def assign_machine(session_id, machine, uow, *, clock=utc_now):
     machine, have none and refuse every runner until they get one. Returns
     (the machine it had, the session now).
     """
-    machine = checked_name(machine, InvalidMachine, "machine")
+    machine = tokens.checked_name(machine, InvalidMachine, "machine")
     with uow:
         session = uow.sessions.get_for_update(session_id)
         if session is None:
@@ -142,12 +169,50 @@ def readable_session(uow, session_id, caller):
     return session
 
 
+def _check_open_quotas(uow, caller, owner, now, quotas):
+    limit = quotas.per_token_per_minute
+    if limit:
+        count, oldest = uow.sessions.opened_since(
+            caller.token_id, to_iso(now - timedelta(seconds=QUOTA_WINDOW_SECONDS)))
+        if count >= limit:
+            frees_at = from_iso(oldest) + timedelta(seconds=QUOTA_WINDOW_SECONDS)
+            wait = max(1, math.ceil((frees_at - now).total_seconds()))
+            raise QuotaExceeded(
+                f"this token opened {count} sessions in the last minute; the limit is {limit}"
+                f" a minute (TURNLOG_SESSIONS_PER_TOKEN_PER_MINUTE). Retry in {wait} s",
+                {"quota": "sessions_per_token_per_minute", "limit": limit, "retry_after_seconds": wait},
+                retry_after=wait)
+    limit = quotas.open_per_user
+    if limit and owner is not None:
+        running = uow.sessions.running_of_user(owner)
+        if running >= limit:
+            raise QuotaExceeded(
+                f"user {owner!r} has {running} sessions running; the limit is {limit}"
+                " (TURNLOG_MAX_OPEN_SESSIONS_PER_USER). Complete one first",
+                {"quota": "open_sessions_per_user", "limit": limit, "user_id": owner,
+                 "retry_after_seconds": OPEN_SESSIONS_RETRY_SECONDS},
+                retry_after=OPEN_SESSIONS_RETRY_SECONDS)
+
+
 def _owner_and_machine(data, caller):
     owner, machine = data.get("user_id"), data.get("machine")
     if caller.kind == RUNNER:
+        if caller.is_session_token:
+            raise NotPermitted("a session's write token writes that session only; open"
+                               " sessions with the runner's own token",
+                               {"token_session_id": caller.session_id})
         if machine not in (None, caller.name):
             raise NotPermitted("a runner opens sessions on its own machine only",
                                {"machine": machine, "token_machine": caller.name})
+        if caller.users is not None:
+            if owner is None and len(caller.users) == 1:
+                owner = caller.users[0]
+            if not caller.may_serve(owner):
+                raise NotPermitted(
+                    f"this runner token opens sessions for {', '.join(map(repr, caller.users))}"
+                    f" only, not for {owner!r}; an operator can issue one with"
+                    " `create-runner-token --machine M --user U`",
+                    {"user_id": owner, "token_users": list(caller.users)})
         return owner, caller.name
     if caller.kind == USER and not caller.is_admin:
         if owner not in (None, caller.name):

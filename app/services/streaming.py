@@ -23,6 +23,7 @@ class StreamSettings:
     page_size: int = 5000
     poll_seconds: float = 0.25
     heartbeat_seconds: float = 15.0
+    auth_check_seconds: float = 5.0  # how often the caller's credentials are looked up again
     max_seconds: float = 3600.0  # then the stream ends and the client reconnects
 
 
@@ -105,15 +106,16 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
     of reading it again; anything else (a replay, a gap, the end) is read here.
 
     A stream lasts long after the request that opened it was authorised: every
-    `settings.heartbeat_seconds` the caller's token is looked up again, and the
-    stream stops without `end` once it is revoked (the reconnect then gets a 401).
+    `settings.auth_check_seconds` the caller's credentials (its token, and its sign-in
+    when it came with the viewer's cookie) are looked up again, and the stream stops
+    without `end` once they no longer work (the reconnect then gets a 401).
     """
     started = last_sent = last_checked = monotonic()
     reread_before_end = woken = False
     while True:
-        due = monotonic() - last_checked >= settings.heartbeat_seconds
+        due = monotonic() - last_checked >= settings.auth_check_seconds
         if caller.token_id is not None and due:
-            if tokens.caller_for_id(caller.token_id, new_uow()) is None:
+            if not tokens.still_valid(caller, new_uow()):
                 return
             last_checked = monotonic()
         live = shared(session_id, cursor) if shared is not None else None
@@ -190,8 +192,10 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
 
 def _until_due(now, settings, started, last_sent, last_checked):
     """Seconds until the stream must act by itself: a heartbeat, a token check, its end."""
-    due = last_sent if last_checked is None else min(last_sent, last_checked)
-    due = min(due + settings.heartbeat_seconds, started + settings.max_seconds)
+    due = last_sent + settings.heartbeat_seconds
+    if last_checked is not None:
+        due = min(due, last_checked + settings.auth_check_seconds)
+    due = min(due, started + settings.max_seconds)
     return max(0.0, due - now)
 
 

@@ -29,8 +29,14 @@ bp = Blueprint("sessions", __name__, url_prefix="/api/remote/sessions")
 def create():
     """POST /api/remote/sessions: open a running session (201 with its summary)."""
     data = load_body(schemas.session_create_schema, check=check_context_size)
-    session = service.open_session(data, db.writing(), caller=current_caller())
-    return {"session": schemas.session_summary_schema.dump(session)}, 201
+    config = current_app.config
+    quotas = service.OpenQuotas(per_token_per_minute=config["SESSIONS_PER_TOKEN_PER_MINUTE"],
+                                open_per_user=config["MAX_OPEN_SESSIONS_PER_USER"])
+    session = service.open_session(data, db.writing(), caller=current_caller(), quotas=quotas)
+    body = {"session": schemas.session_summary_schema.dump(session)}
+    if session.write_token is not None:  # a runner's: valid for this session only, shown once
+        body["write_token"] = session.write_token
+    return body, 201
 
 
 def check_context_size(body):

@@ -52,6 +52,7 @@ def stream_settings():
         page_size=current_app.config["STREAM_PAGE_SIZE"],
         poll_seconds=current_app.config["STREAM_POLL_SECONDS"],
         heartbeat_seconds=current_app.config["STREAM_HEARTBEAT_SECONDS"],
+        auth_check_seconds=current_app.config["STREAM_AUTH_CHECK_SECONDS"],
         max_seconds=current_app.config["STREAM_MAX_SECONDS"],
     )
 

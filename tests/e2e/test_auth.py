@@ -3,9 +3,11 @@
 Runner tokens write only the sessions of their machine; user tokens read only
 their own sessions (an admin reads all); another user's session is a 404.
 """
+import re
 import time
 
 import pytest
+from flask.sessions import SecureCookieSessionInterface
 
 from app.db import reading
 from app.db import writing
@@ -253,8 +255,21 @@ def test_only_the_hash_of_a_token_is_stored(world, rows):
 
 # The viewer: a user token once at /login, then an HttpOnly cookie.
 
+def form_csrf(client, path="/login"):
+    """The CSRF token the page at `path` puts in its forms (and in this client's cookie)."""
+    page = client.get(path).get_data(as_text=True)
+    match = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert match, f"no csrf_token field on {path}"
+    return match.group(1)
+
+
 def sign_in(client, secret, next_path="/sessions"):
-    return client.post("/login", data={"token": secret, "next": next_path})
+    return client.post("/login", data={"token": secret, "next": next_path,
+                                       "csrf_token": form_csrf(client)})
+
+
+def sign_out(client):
+    return client.post("/logout", data={"csrf_token": form_csrf(client, "/sessions")})
 
 
 def test_the_viewer_sends_visitors_to_sign_in(client, world):
@@ -319,19 +334,72 @@ def test_a_revoked_token_ends_the_viewer_session(app, client, world):
     assert client.get(f"{SESSIONS}/{world['sid']}").status_code == 401
 
 
-def test_sign_out_forgets_the_cookie(client, world):
+def test_sign_out_ends_the_sign_in_for_every_copy_of_the_cookie(app, client, world, rows):
     sign_in(client, world["alice"])
     # On every page, the session page included (its session must not hide Flask's).
     for path in ("/sessions", f"/sessions/{world['sid']}", "/search?q=x", "/sessions/nope"):
-        assert b'<form class="signout" method="post" action="/logout">' in client.get(path).data
-    client.post("/logout")
+        page = client.get(path).data
+        assert b'<form class="signout" method="post" action="/logout">' in page
+        assert b'name="csrf_token"' in page
+    old_cookie = client.get_cookie("session").value
+    assert rows("SELECT COUNT(*) FROM viewer_sessions WHERE revoked_at IS NULL") == [(1,)]
+
+    response = sign_out(client)
+    assert response.status_code == 302 and response.headers["Location"] == "/login"
+    assert rows("SELECT COUNT(*) FROM viewer_sessions WHERE revoked_at IS NOT NULL") == [(1,)]
+    # The cookie as it was before signing out, replayed by another client: signed out too.
+    replay = app.test_client()
+    replay.set_cookie("session", old_cookie)
+    assert replay.get("/sessions").status_code == 302
+    assert replay.get("/sessions").headers["Location"].startswith("/login")
+    assert replay.get(SESSIONS).status_code == 401
+
+
+def test_the_cookie_holds_a_sign_in_key_never_the_token_or_its_id(client, world, rows):
+    sign_in(client, world["alice"])
+    (key_hash,) = rows("SELECT key_hash FROM viewer_sessions")[0]
+    with client.application.app_context():
+        serializer = SecureCookieSessionInterface().get_signing_serializer(client.application)
+        data = serializer.loads(client.get_cookie("session").value)
+    assert tokens.hash_token(data["viewer"]) == key_hash
+    assert world["alice"] not in str(data) and "token_id" not in data
+
+
+@pytest.mark.parametrize("form", [{}, {"csrf_token": ""}, {"csrf_token": "forged"}])
+def test_login_without_its_csrf_token_is_refused_with_400(client, world, rows, form):
+    form_csrf(client)  # the visitor has a CSRF token; the post does not bring it
+    response = client.post("/login", data={"token": world["alice"], "next": "/sessions", **form})
+    assert response.status_code == 400
+    assert b"please try again" in response.data and b'name="csrf_token"' in response.data
+    assert rows("SELECT COUNT(*) FROM viewer_sessions") == [(0,)]
+    assert client.get("/sessions").status_code == 302  # not signed in
+
+
+def test_a_login_posted_with_no_cookie_at_all_is_refused(app, world):
+    stranger = app.test_client()  # another site's form: no CSRF token of ours exists
+    response = stranger.post("/login", data={"token": world["alice"], "csrf_token": "x"})
+    assert response.status_code == 400
+
+
+def test_logout_without_its_csrf_token_is_refused_and_keeps_the_sign_in(client, world, rows):
+    sign_in(client, world["alice"])
+    response = client.post("/logout")
+    assert response.status_code == 400
+    assert client.get("/sessions").status_code == 200
+    assert rows("SELECT COUNT(*) FROM viewer_sessions WHERE revoked_at IS NULL") == [(1,)]
+
+
+def test_an_expired_sign_in_asks_to_sign_in_again(client, world, rows):
+    sign_in(client, world["alice"])
+    assert client.get("/sessions").status_code == 200
+    rows("UPDATE viewer_sessions SET expires_at = '2000-01-01T00:00:00.000000Z'")
     assert client.get("/sessions").status_code == 302
 
 
 class TestRevokingDuringAStream:
     @pytest.fixture
     def app_config(self):
-        return {"AUTH_DISABLED": False, "STREAM_HEARTBEAT_SECONDS": 0.2,
+        return {"AUTH_DISABLED": False, "STREAM_HEARTBEAT_SECONDS": 0.2, "STREAM_AUTH_CHECK_SECONDS": 0.2,
                 "STREAM_POLL_SECONDS": 0.05, "STREAM_MAX_SECONDS": 10}
 
     def test_a_revoked_token_ends_an_open_stream_without_end(self, app, client, world):

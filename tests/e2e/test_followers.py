@@ -118,7 +118,7 @@ def test_a_thousand_followers_of_one_session_each_get_every_event_once_in_order(
 def secured(tmp_path):
     env = {"TURNLOG_MAX_STREAMS_PER_TOKEN": "2", "TURNLOG_STREAM_HEARTBEAT_SECONDS": str(HEARTBEAT)}
     with servers.gunicorn(tmp_path, env=env, auth=True) as app:
-        runner = app.new_token("create-runner-token", "--machine", "m1")
+        runner = app.new_token("create-runner-token", "--machine", "m1", "--any-user")
         reader = app.new_token("create-user-token", "--user", "alice")
         other = app.new_token("create-user-token", "--user", "alice")
         sid = open_session(app.base, token=runner, user_id="alice")

@@ -168,7 +168,7 @@ def test_producers_and_resuming_clients_agree_with_the_buffer(backend, database_
     with servers.gunicorn(tmp_path, workers=2, threads=8, database_url=database_url,
                           auth=True, env={"TURNLOG_STREAM_PAGE_SIZE": str(PAGE_SIZE),
                                           "TURNLOG_STREAM_HEARTBEAT_SECONDS": "1"}) as server:
-        runner = server.new_token("create-runner-token", "--machine", "m1")
+        runner = server.new_token("create-runner-token", "--machine", "m1", "--any-user")
         reader = server.new_token("create-user-token", "--user", "alice")
         status, body = call(server.base, "POST", "/api/remote/sessions",
                             {"session_type": "agent", "user_id": "alice"}, token=runner)

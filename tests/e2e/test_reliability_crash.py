@@ -94,7 +94,7 @@ def test_a_worker_killed_mid_turn_loses_no_acknowledged_chunk(backend, database_
                chunks[3 * TURN_BATCH + BIG_BATCH:]]  # the rest of the turn, and its result
     with servers.gunicorn(tmp_path, workers=1, threads=4, database_url=database_url,
                           auth=True) as server:
-        runner = server.new_token("create-runner-token", "--machine", "m1")
+        runner = server.new_token("create-runner-token", "--machine", "m1", "--any-user")
         status, body = call(server.base, "POST", "/api/remote/sessions",
                             {"session_type": "agent", "user_id": "alice"}, token=runner)
         assert status == 201, body

@@ -222,7 +222,7 @@ def secured_server(tmp_path_factory):
 def test_sign_in_once_then_the_cookie_carries_the_page_and_its_live_stream(
         browser, secured_server):
     base = secured_server.base
-    runner_token = secured_server.new_token("create-runner-token", "--machine", "m1")
+    runner_token = secured_server.new_token("create-runner-token", "--machine", "m1", "--any-user")
     user_token = secured_server.new_token("create-user-token", "--user", "alice")
     status, body = call(base, "POST", "/api/remote/sessions",
                         {"session_type": "chat", "user_id": "alice"}, token=runner_token)

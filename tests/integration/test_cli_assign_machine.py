@@ -17,7 +17,7 @@ from tests.integration.conftest import RETENTION_SECONDS
 def runner_of(runner, app):
     """runner_of(machine) -> the Caller of a new runner token made by the CLI."""
     def make(machine):
-        result = runner.invoke(args=["create-runner-token", "--machine", machine])
+        result = runner.invoke(args=["create-runner-token", "--machine", machine, "--any-user"])
         assert result.exit_code == 0, result.output
         return tokens.caller_for_secret(result.stdout.strip(), reading())
     return make

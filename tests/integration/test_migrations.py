@@ -206,3 +206,22 @@ def test_0010_keeps_existing_buffer_rows_and_replay_builds_their_json(fresh_app,
         (index, json.dumps({"event_index": index, "stream": "stdout", "payload": payload,
                             "created_at": "t0"}, separators=(",", ":")))
         for index, payload in enumerate(['{"a": "\\"q\\""}', "caf\u00e9\ttab"])]
+
+
+def test_0016_counts_each_sessions_retained_output_and_knows_no_opener(fresh_app, tmp_path):
+    migrate_through(fresh_app, tmp_path, "000[1-9]_*.sql")
+    migrate_through(fresh_app, tmp_path, "001[0-5]_*.sql")
+    with db.engine.begin() as conn:
+        add_old_session(conn, "s1", "agent")
+        add_old_session(conn, "s2", "agent")
+        for index, payload in enumerate(["abc", "caf\u00e9"]):
+            conn.execute(text(
+                "INSERT INTO remote_runtime_outputs (session_id, event_index, stream, payload,"
+                " producer_seq, created_at, expires_at)"
+                " VALUES ('s1', :index, 'stdout', :payload, :index, 't0', '9999')"),
+                {"index": index, "payload": payload})
+    assert migrate_next(fresh_app, tmp_path, "0016_add_session_quotas.sql") == [16]
+    with db.engine.connect() as conn:
+        counted = conn.execute(text(
+            "SELECT session_id, output_bytes, opened_by_token FROM agent_sessions ORDER BY session_id")).all()
+    assert [tuple(row) for row in counted] == [("s1", 7, None), ("s2", 0, None)]  # characters retained

@@ -209,15 +209,16 @@ def test_heartbeat_is_not_sent_while_events_flow(uow):
     assert len(outputs(records)) == 7
 
 
-def test_a_revoked_token_ends_the_stream_within_a_heartbeat(uow):
+def test_a_revoked_token_ends_the_stream_within_an_auth_check(uow):
     uow.tokens.rows[7] = TokenRecord(7, "user", "alice", False, "t0", None)
     alice = Caller("user", "alice", token_id=7)
     send(uow, "a")
     fake = FakeTime(lambda sleeps: sleeps == 2 and uow.tokens.revoke(7, "t1"))
-    records = run(uow, fake=fake, caller=alice, max_seconds=100.0)
+    records = run(uow, fake=fake, caller=alice, max_seconds=100.0, heartbeat_seconds=15.0,
+                  auth_check_seconds=3.0)
     assert [r[0] for r in outputs(records)] == [0]
     assert not any(isinstance(r, End) for r in records)
-    assert fake.now <= 2 + 3.0  # revoked after 2 s, noticed within one heartbeat (3 s)
+    assert fake.now <= 2 + 3.0  # revoked after 2 s, noticed within one check (3 s), not a heartbeat
 
 
 def test_a_live_token_keeps_its_stream(uow):
