@@ -31,6 +31,9 @@ class Config:
     MAX_PAGE_SIZE = 1000
     SESSIONS_PAGE_MAX = 200
     SESSION_MESSAGES_MAX = 1000
+    # The viewer opens a session at its newest VIEWER_PAGE_MESSAGES messages and loads
+    # older pages of as many on demand.
+    VIEWER_PAGE_MESSAGES = 200
     # Bytes of a session's `context` (as compact JSON) a runner may attach.
     MAX_CONTEXT_BYTES = 64 * 1024
     # Folder holding NNNN_name.sql migrations; None means the project's migrations/.
@@ -99,6 +102,7 @@ AT_LEAST = {
     "MAX_PAGE_SIZE": 1,
     "SESSIONS_PAGE_MAX": 1,
     "SESSION_MESSAGES_MAX": 1,
+    "VIEWER_PAGE_MESSAGES": 1,
     "MAX_CONTEXT_BYTES": 2,
     "RATE_LIMIT_REQUESTS": 0,
     "RATE_LIMIT_WINDOW_SECONDS": 0.001,
@@ -113,7 +117,7 @@ AT_LEAST = {
     "STREAM_AUTH_CHECK_SECONDS": 0.001,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
-                 "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "MAX_CONTEXT_BYTES",
+                 "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "VIEWER_PAGE_MESSAGES", "MAX_CONTEXT_BYTES",
                  "RATE_LIMIT_REQUESTS", "MAX_CHUNKS_PER_REQUEST", "MAX_LINE_LENGTH",
                  "VIEWER_SESSION_SECONDS", "SESSIONS_PER_TOKEN_PER_MINUTE", "MAX_SESSION_OUTPUT_BYTES",
                  "MAX_OPEN_SESSIONS_PER_USER", "SESSION_TOKEN_GRACE_SECONDS"}

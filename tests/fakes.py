@@ -81,6 +81,10 @@ class FakeMessages:
             added.append((len(self.rows), draft))
         return added
 
+    def list_before(self, session_id, before, limit):
+        older = [m for m in self.rows if m.session_id == session_id and m.id < before]
+        return copy.deepcopy(older[-limit:]) if limit else []
+
     def openers(self, session_ids):
         found = {}
         for sid in session_ids:

@@ -32,6 +32,7 @@ class AgentSession:
     # get_session with a bound: more messages follow, from this cursor on.
     messages_truncated: bool = False
     messages_next_cursor: str | None = None
+    messages_prev_cursor: str | None = None  # get_session_tail: older messages page back from here
     # open_session by a runner: the session's own write token, shown this once.
     write_token: str | None = None
 

@@ -117,6 +117,35 @@ def get_session(session_id, uow, *, caller=OPEN, max_messages=None):
     return session
 
 
+def get_session_tail(session_id, uow, *, caller=OPEN, max_messages):
+    """The session with its newest `max_messages` messages (in write order) and its open
+    turn: what the viewer shows first. `messages_truncated` is set when older ones exist,
+    and `messages_prev_cursor` (the first one's id) pages back with list_messages_before."""
+    with uow:
+        session = readable_session(uow, session_id, caller)
+        newest = uow.messages.list_before(session_id, MAX_MESSAGE_ID, max_messages + 1)
+        session.messages = newest[-max_messages:] if max_messages else []
+        if len(newest) > max_messages:
+            session.messages_truncated = True
+            session.messages_prev_cursor = str(session.messages[0].id) if session.messages else None
+        snapshot = uow.turn_states.load(session_id)
+        if has_open_turn(snapshot):
+            session.open_turn = open_turn(snapshot, uow.turn_states.load_parts(session_id))
+    return session
+
+
+def list_messages_before(session_id, uow, *, before, limit, caller=OPEN):
+    """The `limit` messages just before message `before`, in write order; the page's
+    cursor (its first id) is set when still older ones exist."""
+    before_id = _int_cursor(before) or MAX_MESSAGE_ID
+    with uow:
+        readable_session(uow, session_id, caller)
+        items = uow.messages.list_before(session_id, before_id, limit + 1)
+    older = len(items) > limit
+    items = items[-limit:]
+    return Page(items, str(items[0].id) if older and items else None)
+
+
 def get_session_summary(session_id, uow, *, caller=OPEN, with_open_turn=False):
     """The session's row (status and counters) without its transcript; with its
     `open_turn` too when asked."""

@@ -80,7 +80,8 @@ def search():
 @requires(USER, cookie=True, on_missing=login_redirect)
 def session(session_id):
     """One session's transcript, followed live by static/viewer.js."""
-    found = service.get_session(session_id, db.reading(), caller=current_caller())
+    found = service.get_session_tail(session_id, db.reading(), caller=current_caller(),
+                                     max_messages=current_app.config["VIEWER_PAGE_MESSAGES"])
     last_id = found.messages[-1].id if found.messages else 0
     return render_template(
         "ui/session.html", agent_session=found, bubbles=bubbles(found.messages),
@@ -92,6 +93,9 @@ def session(session_id):
         events_url=url_for("streaming.events", session_id=session_id,
                            after=found.next_event_index - 1),
         bubbles_url=url_for("ui.session_bubbles", session_id=session_id),
+        # Long transcripts open at their newest page; older pages load on demand.
+        older_url=(url_for("ui.session_bubbles", session_id=session_id, before=found.messages_prev_cursor)
+                   if found.messages_truncated else None),
         open_turn_url=url_for("ui.session_open_turn", session_id=session_id),
         counters_url=url_for("ui.session_counters", session_id=session_id))
 
@@ -128,8 +132,12 @@ def session_bubbles(session_id):
 
     `X-Last-Message-Id` is the last message read (bubbles with nothing to show are
     left out, so it may be newer than the last bubble); `X-Next-Cursor` is set when
-    more messages follow.
+    more messages follow. With `?before=<message id>` instead, the page of messages
+    just before it (the viewer's "older messages"), `X-Prev-Cursor` set when still
+    older ones exist.
     """
+    if request.args.get("before") is not None:
+        return _older_bubbles(session_id)
     page = service.list_messages(session_id, db.reading(), after=request.args.get("after"),
                                  limit=current_app.config["MAX_PAGE_SIZE"],
                                  caller=current_caller())
@@ -139,6 +147,20 @@ def session_bubbles(session_id):
         response.headers["X-Last-Message-Id"] = str(page.items[-1].id)
     if page.next_cursor:
         response.headers["X-Next-Cursor"] = page.next_cursor
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _older_bubbles(session_id):
+    page = service.list_messages_before(session_id, db.reading(), before=request.args["before"],
+                                        limit=current_app.config["VIEWER_PAGE_MESSAGES"],
+                                        caller=current_caller())
+    response = current_app.make_response(
+        render_template("ui/_bubbles.html", bubbles=bubbles(page.items)))
+    if page.next_cursor:
+        response.headers["X-Prev-Cursor"] = page.next_cursor
+        response.headers["X-Prev-Url"] = url_for("ui.session_bubbles", session_id=session_id,
+                                                 before=page.next_cursor)
     response.headers["Cache-Control"] = "no-store"
     return response
 

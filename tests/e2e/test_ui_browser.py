@@ -373,3 +373,29 @@ def test_streamed_text_grows_in_place_then_a_reload_mid_turn_shows_it(open_page,
                 cl.result())
     page.wait_for_selector("#open-turn", state="detached")
     assert bubble_texts(page) == ["Streaming <b>in place. And more."]
+
+
+@pytest.fixture(scope="module")
+def paged_server(tmp_path_factory):
+    """The viewer opens sessions at their newest 3 messages."""
+    env = {"TURNLOG_VIEWER_PAGE_MESSAGES": "3"}
+    with servers.gunicorn(tmp_path_factory.mktemp("ui-paged"), env=env, workers=1, threads=8) as app:
+        yield app
+
+
+def test_a_long_transcript_loads_older_pages_on_demand_in_order(open_page, paged_server):
+    sid = new_session(paged_server.base, "chat")
+    runner = Runner(paged_server.base, sid)
+    for n in range(8):
+        runner.post(cl.assistant(cl.text(f"say {n}")), cl.result())
+    runner.complete()
+    page = open_page(f"{paged_server.base}/sessions/{sid}")
+    assert bubble_texts(page) == ["say 5", "say 6", "say 7"]
+    older = page.locator("#load-older")
+    older.click()
+    page.wait_for_function("document.querySelectorAll('article.bubble').length === 6")
+    assert bubble_texts(page) == [f"say {n}" for n in range(2, 8)]
+    older.click()
+    page.wait_for_function("document.querySelectorAll('article.bubble').length === 8")
+    assert bubble_texts(page) == [f"say {n}" for n in range(8)]
+    assert page.locator("#load-older").count() == 0  # nothing older is left

@@ -19,6 +19,11 @@ SELECT_PAGE = text(
     f"SELECT {COLUMNS} FROM session_messages"
     " WHERE session_id = :session_id AND id > :after ORDER BY id LIMIT :limit"
 )
+# The `limit` messages just before `before`, newest first (the caller puts them in order).
+SELECT_BEFORE = text(
+    f"SELECT {COLUMNS} FROM session_messages"
+    " WHERE session_id = :session_id AND id < :before ORDER BY id DESC LIMIT :limit"
+)
 SELECT_ALL = text(f"SELECT {COLUMNS} FROM session_messages WHERE session_id = :session_id ORDER BY id")
 OPENER_CHARS = 400  # enough for a title line; a row may hold megabytes
 # Per session, the id of its first row of one kind: a correlated subquery that
@@ -84,6 +89,12 @@ class MessageRepository:
         ).mappings()
         return [_to_message(row) for row in rows]
 
+    def list_before(self, session_id, before, limit):
+        """The last `limit` messages with id < `before`, in write order."""
+        rows = self.conn.execute(
+            SELECT_BEFORE, {"session_id": session_id, "before": before, "limit": limit}
+        ).mappings()
+        return [_to_message(row) for row in rows][::-1]
 
     def openers(self, session_ids):
         """{session_id: [its first init note, its first assistant row with text]}, each

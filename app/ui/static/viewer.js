@@ -439,4 +439,37 @@ function connect() {
   });
 }
 
+// A long transcript opens at its newest page; "Load older messages" puts the page
+// before it above, keeping the reader's place.
+async function loadOlder(event) {
+  event.preventDefault();
+  const link = event.currentTarget;
+  if (link.dataset.loading) return;
+  link.dataset.loading = "true";
+  try {
+    const response = await fetch(link.href, { cache: "no-store", headers: { Accept: "text/html" } });
+    if (!response.ok) throw new Error(`older bubbles: HTTP ${response.status}`);
+    const template = document.createElement("template");
+    template.innerHTML = await response.text(); // server-escaped HTML, inert
+    const page = document.scrollingElement;
+    const fromBottom = page.scrollHeight - page.scrollTop;
+    // Every message of this page is older than all shown: they go, in order, right
+    // under the link.
+    const shownFirst = link.nextSibling;
+    for (const bubble of template.content.querySelectorAll("article.bubble")) {
+      if (!document.getElementById(bubble.id)) transcript.insertBefore(bubble, shownFirst);
+    }
+    page.scrollTop = page.scrollHeight - fromBottom;
+    const next = response.headers.get("X-Prev-Url");
+    if (next) link.href = next;
+    else link.remove();
+  } catch (err) {
+    console.warn(err);
+  } finally {
+    delete link.dataset.loading;
+  }
+}
+
+document.getElementById("load-older")?.addEventListener("click", loadOlder);
+
 if (!state.ended) connect();
