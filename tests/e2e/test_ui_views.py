@@ -284,7 +284,7 @@ def with_open_turn(monkeypatch):
     """The session read carries OPEN_TURN, as GET /api/remote/sessions/<id> reports it."""
     from app.ui import routes
 
-    for name in ("get_session", "get_session_summary"):
+    for name in ("get_session", "get_session_tail", "get_session_summary"):
         real = getattr(routes.service, name)
 
         def read(*args, real=real, **kwargs):
