@@ -6,6 +6,7 @@ import json
 import pytest
 
 from tests import claude_lines as cl
+from tests.api import authed_client
 from tests.api import create_session
 from tests.api import post_lines
 
@@ -14,7 +15,13 @@ SESSIONS = "/api/remote/sessions"
 
 @pytest.fixture
 def app_config():
-    return {"AUTH_DISABLED": True, "SESSION_MESSAGES_MAX": 3}
+    return {"AUTH_DISABLED": False, "SESSION_MESSAGES_MAX": 3}
+
+
+@pytest.fixture
+def client(app):
+    """With authentication on: writes carry a runner token, reads alice's user token."""
+    return authed_client(app)
 
 
 def say(client, *texts):

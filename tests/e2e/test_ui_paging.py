@@ -5,6 +5,7 @@ import re
 import pytest
 
 from tests import claude_lines as cl
+from tests.api import authed_client
 from tests.api import create_session
 from tests.api import post_lines
 
@@ -13,7 +14,13 @@ PAGE = 3
 
 @pytest.fixture
 def app_config():
-    return {"AUTH_DISABLED": True, "VIEWER_PAGE_MESSAGES": PAGE}
+    return {"AUTH_DISABLED": False, "VIEWER_PAGE_MESSAGES": PAGE}
+
+
+@pytest.fixture
+def client(app):
+    """With authentication on: writes carry a runner token, reads alice's user token."""
+    return authed_client(app)
 
 
 def texts(html):
