@@ -47,6 +47,16 @@ def add_old_session(conn, session_id, session_type):
         {"session_id": session_id, "session_type": session_type})
 
 
+def add_old_outputs(conn, session_id, payloads):
+    """Buffer rows with only the columns 0003 made, numbered from 0."""
+    for index, payload in enumerate(payloads):
+        conn.execute(text(
+            "INSERT INTO remote_runtime_outputs (session_id, event_index, stream, payload,"
+            " producer_seq, created_at, expires_at)"
+            " VALUES (:session_id, :index, 'stdout', :payload, :index, 't0', '9999')"),
+            {"session_id": session_id, "index": index, "payload": payload})
+
+
 @pytest.fixture
 def fresh_app(database_url):
     """An app on an empty database, nothing migrated, its app context pushed."""
@@ -190,12 +200,7 @@ def test_0010_keeps_existing_buffer_rows_and_replay_builds_their_json(fresh_app,
     migrate_through(fresh_app, tmp_path, "000[1-9]_*.sql")
     with db.engine.begin() as conn:
         add_old_session(conn, "s1", "agent")
-        for index, payload in enumerate(['{"a": "\\"q\\""}', "caf\u00e9\ttab"]):
-            conn.execute(text(
-                "INSERT INTO remote_runtime_outputs (session_id, event_index, stream, payload,"
-                " producer_seq, created_at, expires_at)"
-                " VALUES ('s1', :index, 'stdout', :payload, :index, 't0', '9999')"),
-                {"index": index, "payload": payload})
+        add_old_outputs(conn, "s1", ['{"a": "\\"q\\""}', "caf\u00e9\ttab"])
     assert migrate_next(fresh_app, tmp_path, "0010_add_output_frames.sql") == [10]
     with db.engine.connect() as conn:
         kept = conn.execute(text("SELECT event_json FROM remote_runtime_outputs")).all()
@@ -214,12 +219,7 @@ def test_0016_counts_each_sessions_retained_output_and_knows_no_opener(fresh_app
     with db.engine.begin() as conn:
         add_old_session(conn, "s1", "agent")
         add_old_session(conn, "s2", "agent")
-        for index, payload in enumerate(["abc", "caf\u00e9"]):
-            conn.execute(text(
-                "INSERT INTO remote_runtime_outputs (session_id, event_index, stream, payload,"
-                " producer_seq, created_at, expires_at)"
-                " VALUES ('s1', :index, 'stdout', :payload, :index, 't0', '9999')"),
-                {"index": index, "payload": payload})
+        add_old_outputs(conn, "s1", ["abc", "caf\u00e9"])
     assert migrate_next(fresh_app, tmp_path, "0016_add_session_quotas.sql") == [16]
     with db.engine.connect() as conn:
         counted = conn.execute(text(
