@@ -384,6 +384,7 @@ def paged_server(tmp_path_factory):
 
 
 def test_a_long_transcript_loads_older_pages_on_demand_in_order(open_page, paged_server):
+    from playwright.sync_api import expect
     sid = new_session(paged_server.base, "chat")
     runner = Runner(paged_server.base, sid)
     for n in range(8):
@@ -393,9 +394,10 @@ def test_a_long_transcript_loads_older_pages_on_demand_in_order(open_page, paged
     assert bubble_texts(page) == ["say 5", "say 6", "say 7"]
     older = page.locator("#load-older")
     older.click()
-    page.wait_for_function("document.querySelectorAll('article.bubble').length === 6")
+    # (expect, not wait_for_function: the page's CSP forbids evaluating strings)
+    expect(page.locator("article.bubble")).to_have_count(6)
     assert bubble_texts(page) == [f"say {n}" for n in range(2, 8)]
     older.click()
-    page.wait_for_function("document.querySelectorAll('article.bubble').length === 8")
+    expect(page.locator("article.bubble")).to_have_count(8)
     assert bubble_texts(page) == [f"say {n}" for n in range(8)]
     assert page.locator("#load-older").count() == 0  # nothing older is left
