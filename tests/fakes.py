@@ -7,14 +7,18 @@ import copy
 import dataclasses
 
 from app.services.models import AgentSession
+from app.services.models import LockedSession
 from app.services.models import Message
 from app.services.models import TokenRecord
 from app.storage.unit_of_work import AbstractUnitOfWork
 
 
 class FakeSessions:
-    def __init__(self):
+    def __init__(self, turn_states=None):
         self.rows = {}
+        # the open turns' headers, shared with FakeTurnStates (one column in SQL)
+        self.turn_states = {} if turn_states is None else turn_states
+        self.max_seqs = {}
 
     def add(self, session_id, user_id, session_type, context, provider, now, machine=None,
             opened_by_token=None):
@@ -35,10 +39,18 @@ class FakeSessions:
 
     get_for_update = get
 
-    def record_ingest(self, session_id, next_event_index, new_messages, now, *,
-                      new_turns=0, new_visible=0, new_bytes=0):
+    def lock_for_write(self, session_id):
+        if session_id not in self.rows:
+            return None
+        return LockedSession(self.get(session_id), copy.deepcopy(self.turn_states.get(session_id)),
+                             self.max_seqs.get(session_id))
+
+    def record_ingest(self, session_id, next_event_index, new_messages, now, *, turn_state,
+                      max_seq, new_turns=0, new_visible=0, new_bytes=0):
         row = self.rows[session_id]
         row.next_event_index = next_event_index
+        self.turn_states[session_id] = copy.deepcopy(turn_state)
+        self.max_seqs[session_id] = max_seq
         row.output_bytes += new_bytes
         self.add_messages(session_id, new_messages, now, new_turns=new_turns,
                           new_visible=new_visible)
@@ -184,8 +196,8 @@ class FakeTurnStates:
             assert 0 <= number < len(saved), "only saved parts can be restated"
             saved[number] = copy.deepcopy(part)
 
-    def clear_parts(self, session_id):
-        self.parts.pop(session_id, None)
+    def take_parts(self, session_id):
+        return self.parts.pop(session_id, [])
 
     def load(self, session_id):
         return copy.deepcopy(self.rows.get(session_id))
@@ -281,10 +293,10 @@ class FakeUnitOfWork(AbstractUnitOfWork):
     """Commits are recorded, not applied: the fakes change in place, like autocommit."""
 
     def __init__(self):
-        self.sessions = FakeSessions()
+        self.turn_states = FakeTurnStates()
+        self.sessions = FakeSessions(self.turn_states.rows)
         self.messages = FakeMessages()
         self.outputs = FakeOutputs()
-        self.turn_states = FakeTurnStates()
         self.turns = FakeTurns()
         self.usage = FakeUsage()
         self.stream_cursors = FakeStreamCursors()

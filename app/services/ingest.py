@@ -38,9 +38,9 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
     refused whole (SessionOutputLimit); what was accepted before stays.
     """
     with uow:
-        session = _locked_session(uow, session_id, caller)
-        fresh, duplicates = _drop_duplicates(chunks, uow.outputs.known_seqs(
-            session_id, {c.seq for c in chunks if c.seq is not None}))
+        locked = _locked_for_write(uow, session_id, caller)
+        session = locked.session
+        fresh, duplicates = _drop_duplicates(chunks, _stored_seqs(uow, locked, chunks))
         if not fresh:
             return IngestReceipt(0, duplicates, _last_index(session.next_event_index), 0)
         if session.is_completed:
@@ -64,9 +64,11 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
             StoredOutput(start + offset, chunk.stream, chunk.data, chunk.seq, stamp)
             for offset, chunk in enumerate(fresh)
         ]
-        delta, live_events = _transcribe(uow, session, stored, stamp, parse_line)
+        delta, live_events, turn_state = _transcribe(uow, session, locked.turn_state, stored,
+                                                     stamp, parse_line)
         uow.outputs.add_many(session_id, stored, iso_after(now, retention_seconds), live_events)
         uow.sessions.record_ingest(session_id, start + len(stored), delta.messages, stamp,
+                                   turn_state=turn_state, max_seq=_max_seq(locked.max_seq, fresh),
                                    new_turns=delta.turns, new_visible=delta.visible,
                                    new_bytes=new_bytes)
         uow.commit()
@@ -80,13 +82,13 @@ def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now,
     The session's own write tokens expire `token_grace_seconds` later.
     """
     with uow:
-        session = _locked_session(uow, session_id, caller)
+        locked = _locked_for_write(uow, session_id, caller)
+        session, snapshot = locked.session, locked.turn_state
         if session.is_completed:
             return session
         now = clock()
         stamp = to_iso(now)
         uow.tokens.expire_session_tokens(session_id, iso_after(now, token_grace_seconds))
-        snapshot = uow.turn_states.load(session_id)
         accumulator, live = Accumulator.restore(snapshot), LiveEvents.restore(snapshot)
         turn = accumulator.close(completed_at=stamp)
         policy = policy_for(session.session_type, session.context)
@@ -123,7 +125,17 @@ def record_usage(session_id, report, uow, *, caller=OPEN, clock=utc_now):
 
 
 def _locked_session(uow, session_id, caller):
-    session = uow.sessions.get_for_update(session_id)
+    return _writable(uow.sessions.get_for_update(session_id), session_id, caller)
+
+
+def _locked_for_write(uow, session_id, caller):
+    """The session row locked, with its open turn's header and highest stored seq."""
+    locked = uow.sessions.lock_for_write(session_id)
+    _writable(locked and locked.session, session_id, caller)
+    return locked
+
+
+def _writable(session, session_id, caller):
     if session is None:
         raise SessionNotFound(f"no session {session_id}", {"session_id": session_id})
     if not caller.may_write(session):
@@ -156,6 +168,22 @@ def _not_assigned(session, caller):
          "token_machine": caller.name, "fix": fix})
 
 
+def _stored_seqs(uow, locked, chunks):
+    """Which of the chunks' seqs the session holds already. Only seqs at or below the
+    highest it ever stored need looking up, so a runner counting up costs no query."""
+    highest = locked.max_seq
+    if highest is None:
+        return set()
+    older = {c.seq for c in chunks if c.seq is not None and c.seq <= highest}
+    return uow.outputs.known_seqs(locked.session.session_id, older) if older else set()
+
+
+def _max_seq(highest, fresh):
+    """The highest seq the session holds once `fresh` is stored (None: none has one)."""
+    seqs = [c.seq for c in fresh if c.seq is not None]
+    return max(seqs if highest is None else [highest, *seqs], default=None)
+
+
 def _drop_duplicates(chunks, known_seqs):
     """Chunks whose seq is stored already, or repeated in this batch, are duplicates."""
     seen = set(known_seqs)
@@ -169,13 +197,12 @@ def _drop_duplicates(chunks, known_seqs):
     return fresh, len(chunks) - len(fresh)
 
 
-def _transcribe(uow, session, stored, stamp, parse_line):
+def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
     """Feed new lines, read by the parser of the session's provider, to its open
-    turn; write the rows it completes. Every line of one request was received
-    at `stamp`."""
+    turn (`snapshot`, its saved header); write the rows it completes and return
+    the header to save. Every line of one request was received at `stamp`."""
     sid = session.session_id
     policy = policy_for(session.session_type, session.context)
-    snapshot = uow.turn_states.load(sid)
     accumulator, live = Accumulator.restore(snapshot), LiveEvents.restore(snapshot)
     turns, drafts, line_events = [], [], []
     for out in stored:
@@ -199,17 +226,16 @@ def _transcribe(uow, session, stored, stamp, parse_line):
     unsaved = accumulator.take_unsaved_parts()
     uow.turn_states.append_parts(sid, unsaved.start, unsaved.parts)
     uow.turn_states.replace_parts(sid, unsaved.restated)
-    uow.turn_states.save(sid, {**accumulator.snapshot(), **live.snapshot()}, stamp)
     delta, row_ids = _write(uow, sid, turns, drafts, stamp)
-    return delta, [event_lines.encode(events, row_ids) for events in line_events]
+    return (delta, [event_lines.encode(events, row_ids) for events in line_events],
+            {**accumulator.snapshot(), **live.snapshot()})
 
 
 def _transcript_turn(uow, session_id, turn):
     """A closed turn, whole (the parts saved while it was open put back, and
     released) and normalized."""
     if turn.saved_parts:
-        saved = uow.turn_states.load_parts(session_id)
-        uow.turn_states.clear_parts(session_id)
+        saved = uow.turn_states.take_parts(session_id)
         turn = turn.with_saved_parts(saved)
     return TranscriptTurn.from_turn(turn)
 

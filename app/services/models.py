@@ -41,6 +41,16 @@ class AgentSession:
         return self.status != "running"
 
 
+@dataclass(frozen=True)
+class LockedSession:
+    """A session row locked for a write, with what a write needs of it beyond the
+    AgentSession: its open turn's header and the highest producer seq it stored."""
+
+    session: AgentSession
+    turn_state: dict | None
+    max_seq: int | None
+
+
 @dataclass
 class Message:
     id: int

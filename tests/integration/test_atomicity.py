@@ -13,7 +13,7 @@ def test_a_failing_batch_is_rolled_back_whole(kind, app, new_session, feed, rows
                                               messages, session_row, counts):
     sid = new_session(kind)
     feed(sid, [cl.assistant(cl.text("Kept."), uuid="a-1")])
-    state = rows("SELECT buffer FROM session_turn_states WHERE session_id = ?", sid)
+    state = rows("SELECT turn_state FROM agent_sessions WHERE session_id = ?", sid)
     bad = [Chunk(cl.assistant(cl.text("Lost."), uuid="a-2"), "stdout", 1),
            Chunk(cl.result(uuid="r-1"), "stdout", 2),
            Chunk("no such stream", "bogus", 3)]  # violates the stream CHECK constraint
@@ -24,7 +24,7 @@ def test_a_failing_batch_is_rolled_back_whole(kind, app, new_session, feed, rows
     assert [i for i, _, _, _ in outputs(sid)] == [0]
     assert messages(sid) == []
     assert session_row(sid)["next_event_index"] == 1
-    assert rows("SELECT buffer FROM session_turn_states WHERE session_id = ?", sid) == state
+    assert rows("SELECT turn_state FROM agent_sessions WHERE session_id = ?", sid) == state
 
     feed(sid, [cl.result(uuid="r-2")], seq=1)
     assert [m["content"] for m in messages(sid)] == ["Kept."]

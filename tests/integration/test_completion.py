@@ -162,4 +162,4 @@ def test_unknown_session_is_not_found_and_nothing_is_stored(app, rows):
         ingest.complete_session("no-such-session", 0, writing())
 
     assert rows("SELECT COUNT(*) FROM remote_runtime_outputs") == [(0,)]
-    assert rows("SELECT COUNT(*) FROM session_turn_states") == [(0,)]
+    assert rows("SELECT COUNT(*) FROM session_turn_parts") == [(0,)]

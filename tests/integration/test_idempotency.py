@@ -30,14 +30,14 @@ def test_replay_under_the_same_seqs_is_all_duplicates(kind, new_session, feed, m
     sid = new_session(kind)
     feed(sid, a_stream())
     before = (messages(sid), outputs(sid), counts(sid))
-    state = rows("SELECT buffer FROM session_turn_states WHERE session_id = ?", sid)
+    state = rows("SELECT turn_state FROM agent_sessions WHERE session_id = ?", sid)
 
     receipt = feed(sid, a_stream(), seq=0)
 
     assert (receipt.accepted, receipt.duplicates, receipt.messages_written) == (0, 7, 0)
     assert receipt.last_event_index == 6
     assert (messages(sid), outputs(sid), counts(sid)) == before
-    assert rows("SELECT buffer FROM session_turn_states WHERE session_id = ?", sid) == state
+    assert rows("SELECT turn_state FROM agent_sessions WHERE session_id = ?", sid) == state
 
 
 @pytest.mark.parametrize("kind, expected_rows", [("ordinary", 2), ("autonomous", 3)])

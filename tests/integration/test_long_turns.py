@@ -15,7 +15,7 @@ def test_state_stays_small_while_parts_grow_and_are_released_at_flush(kind, new_
     for n in range(REQUESTS):
         feed(sid, [cl.assistant(cl.text(f"step {n}"), cl.tool_use(f"t{n}")),
                    cl.tool_result(f"t{n}", BIG)])
-        header_sizes.append(rows("SELECT LENGTH(buffer) FROM session_turn_states "
+        header_sizes.append(rows("SELECT LENGTH(turn_state) FROM agent_sessions "
                                  "WHERE session_id = ?", sid)[0][0])
     parts = rows("SELECT part_index FROM session_turn_parts WHERE session_id = ? "
                  "ORDER BY part_index", sid)

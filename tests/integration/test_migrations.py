@@ -94,7 +94,7 @@ def test_every_table_exists_after_upgrade(app):
     with app.app_context():
         tables = set(inspect(db.engine).get_table_names())
     assert {"agent_sessions", "session_messages", "remote_runtime_outputs",
-            "usage_report_receipts", "session_turn_states", "schema_migrations"} <= tables
+            "usage_report_receipts", "session_turn_parts", "schema_migrations"} <= tables
 
 
 def test_db_status_lists_every_migration_as_applied(app, runner):
@@ -225,3 +225,32 @@ def test_0016_counts_each_sessions_retained_output_and_knows_no_opener(fresh_app
         counted = conn.execute(text(
             "SELECT session_id, output_bytes, opened_by_token FROM agent_sessions ORDER BY session_id")).all()
     assert [tuple(row) for row in counted] == [("s1", 7, None), ("s2", 0, None)]  # characters retained
+
+
+def test_0017_moves_each_open_turn_header_onto_its_session_and_knows_its_highest_seq(
+        fresh_app, tmp_path):
+    migrate_through(fresh_app, tmp_path, "000[1-9]_*.sql")
+    migrate_through(fresh_app, tmp_path, "001[0-6]_*.sql")
+    header = json.dumps({"turn": {"started_at": "t1"}, "recent": ["u-1"]})
+    with db.engine.begin() as conn:
+        for sid in ("s1", "s2", "s3"):
+            add_old_session(conn, sid, "agent")
+        add_old_outputs(conn, "s1", ["a", "b", "c"])  # seqs 0, 1, 2
+        conn.execute(text("INSERT INTO session_turn_states (session_id, buffer, updated_at)"
+                          " VALUES ('s1', :header, 't')"), {"header": header})
+        add_old_outputs(conn, "s2", ["x"])
+        conn.execute(text("UPDATE remote_runtime_outputs SET producer_seq = NULL"
+                          " WHERE session_id = 's2'"))
+    assert migrate_next(fresh_app, tmp_path, "0017_keep_turn_header_on_session.sql") == [17]
+    with db.engine.connect() as conn:
+        moved = conn.execute(text(
+            "SELECT session_id, turn_state, max_seq FROM agent_sessions ORDER BY session_id")).all()
+        tables = set(inspect(conn).get_table_names())
+    assert [tuple(row) for row in moved] == [("s1", header, 2), ("s2", None, None),
+                                             ("s3", None, None)]
+    assert "session_turn_states" not in tables
+    # and the moved header is the open turn the service goes on with
+    with app_db.detached_units_of_work()() as uow:
+        assert uow.turn_states.load("s1") == json.loads(header)
+        locked = uow.sessions.lock_for_write("s1")
+        assert (locked.turn_state, locked.max_seq) == (json.loads(header), 2)

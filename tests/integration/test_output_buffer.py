@@ -24,13 +24,13 @@ def test_junk_lines_are_stored_and_leave_the_open_turn_alone(kind, new_session, 
                                                              outputs, messages, counts):
     sid = new_session(kind)
     feed(sid, [cl.assistant(cl.text("Working."), uuid="a-1")])
-    state = rows("SELECT buffer FROM session_turn_states WHERE session_id = ?", sid)
+    state = rows("SELECT turn_state FROM agent_sessions WHERE session_id = ?", sid)
 
     receipt = feed(sid, JUNK)
 
     assert receipt.accepted == len(JUNK) and receipt.messages_written == 0
     assert [payload for _, _, payload, _ in outputs(sid)][1:] == JUNK
-    assert rows("SELECT buffer FROM session_turn_states WHERE session_id = ?", sid) == state
+    assert rows("SELECT turn_state FROM agent_sessions WHERE session_id = ?", sid) == state
     assert messages(sid) == []
 
     feed(sid, [cl.assistant(cl.text("Still working."), uuid="a-2"), cl.result()])

@@ -32,7 +32,7 @@ def test_the_start_of_a_turn_open_across_a_restart_is_kept(kind, new_session, re
                                                            messages):
     sid = new_session(kind)
     post(sid, [cl.assistant(cl.text("Part one."), uuid="t-1")], 0, at(1))
-    [(header,)] = rows("SELECT buffer FROM session_turn_states WHERE session_id = ?", sid)
+    [(header,)] = rows("SELECT turn_state FROM agent_sessions WHERE session_id = ?", sid)
     assert json.loads(header)["turn"]["started_at"] == to_iso(START + timedelta(seconds=1))
 
     restart()

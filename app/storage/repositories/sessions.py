@@ -5,6 +5,7 @@ from sqlalchemy import bindparam
 from sqlalchemy import text
 
 from app.services.models import AgentSession
+from app.services.models import LockedSession
 
 COLUMNS = (
     "session_id, user_id, session_type, context, status, provider, exit_code, "
@@ -40,6 +41,12 @@ LOCK_AND_SELECT = text(
     "UPDATE agent_sessions SET next_event_index = next_event_index"
     f" WHERE session_id = :session_id RETURNING {COLUMNS}"
 )
+# The same lock for a write, returning also the open turn's header and the highest
+# producer seq stored: what an ingest would otherwise read in two more statements.
+LOCK_FOR_WRITE = text(
+    "UPDATE agent_sessions SET next_event_index = next_event_index"
+    f" WHERE session_id = :session_id RETURNING {COLUMNS}, turn_state, max_seq"
+)
 # Newest first, keyset paged; (owner filter?, after a cursor?) -> statement. Four
 # fixed statements rather than `:owner IS NULL OR ...`, which PostgreSQL cannot type.
 OWNED = "user_id = :owner"
@@ -63,7 +70,8 @@ COUNTERS = (
 )
 RECORD_INGEST = text(
     f"UPDATE agent_sessions SET next_event_index = :next_event_index, {COUNTERS},"
-    " output_bytes = output_bytes + :new_bytes, updated_at = :now WHERE session_id = :session_id"
+    " output_bytes = output_bytes + :new_bytes, turn_state = :turn_state, max_seq = :max_seq,"
+    " updated_at = :now WHERE session_id = :session_id"
 )
 ADD_MESSAGES = text(
     f"UPDATE agent_sessions SET {COUNTERS}, updated_at = :now WHERE session_id = :session_id"
@@ -134,6 +142,19 @@ class SessionRepository:
         """Lock the session row for this transaction, then read it."""
         return self._one(LOCK_AND_SELECT, session_id)
 
+    def lock_for_write(self, session_id):
+        """Lock the session row for this transaction; the session with its open turn's
+        header and highest stored seq (a LockedSession), or None."""
+        if NUL in session_id:
+            return None
+        row = self.conn.execute(LOCK_FOR_WRITE, {"session_id": session_id}).mappings().first()
+        if row is None:
+            return None
+        data = dict(row)
+        turn_state, max_seq = data.pop("turn_state"), data.pop("max_seq")
+        return LockedSession(_to_session(data), json.loads(turn_state) if turn_state else None,
+                             max_seq)
+
     def _one(self, statement, session_id):
         if NUL in session_id:  # no id holds one, and PostgreSQL refuses it as a parameter
             return None
@@ -151,16 +172,18 @@ class SessionRepository:
         statement = LIST_PAGE[(owner is not None, before is not None)]
         return [_to_session(row) for row in self.conn.execute(statement, params).mappings()]
 
-    def record_ingest(self, session_id, next_event_index, new_messages, now, *,
-                      new_turns=0, new_visible=0, new_bytes=0):
-        """After an ingest: the next free event index, `new_bytes` more bytes of output,
-        and `new_messages` more rows (`new_visible` of them with visible text) from
-        `new_turns` more closed turns."""
+    def record_ingest(self, session_id, next_event_index, new_messages, now, *, turn_state,
+                      max_seq, new_turns=0, new_visible=0, new_bytes=0):
+        """After an ingest: the next free event index, the open turn's header and the
+        highest stored seq, `new_bytes` more bytes of output, and `new_messages` more
+        rows (`new_visible` of them with visible text) from `new_turns` more closed turns."""
         self.conn.execute(
             RECORD_INGEST,
             {
                 "session_id": session_id,
                 "next_event_index": next_event_index,
+                "turn_state": json.dumps(turn_state),
+                "max_seq": max_seq,
                 "new_messages": new_messages,
                 "new_turns": new_turns,
                 "new_visible": new_visible,

@@ -1,15 +1,14 @@
-"""SQL for the open turn of each session: `session_turn_states` (a small header)
-and `session_turn_parts` (its content blocks, appended as they arrive)."""
+"""SQL for the open turn of each session: a small header (`agent_sessions.turn_state`,
+which the ingest lock also returns) and `session_turn_parts` (its content blocks,
+appended as they arrive)."""
 import json
 
 from sqlalchemy import text
 
-SELECT = text("SELECT buffer FROM session_turn_states WHERE session_id = :session_id")
-UPSERT = text(
-    "INSERT INTO session_turn_states (session_id, buffer, updated_at)"
-    " VALUES (:session_id, :buffer, :now)"
-    " ON CONFLICT (session_id) DO UPDATE SET buffer = excluded.buffer,"
-    " updated_at = excluded.updated_at"
+SELECT = text("SELECT turn_state FROM agent_sessions WHERE session_id = :session_id")
+SAVE = text(
+    "UPDATE agent_sessions SET turn_state = :buffer, updated_at = :now"
+    " WHERE session_id = :session_id"
 )
 SELECT_PARTS = text(
     "SELECT part FROM session_turn_parts WHERE session_id = :session_id ORDER BY part_index"
@@ -22,7 +21,10 @@ UPDATE_PART = text(
     "UPDATE session_turn_parts SET part = :part"
     " WHERE session_id = :session_id AND part_index = :part_index"
 )
-DELETE_PARTS = text("DELETE FROM session_turn_parts WHERE session_id = :session_id")
+# Read and release in one statement; RETURNING has no order, so the caller sorts.
+TAKE_PARTS = text(
+    "DELETE FROM session_turn_parts WHERE session_id = :session_id RETURNING part_index, part"
+)
 
 
 class TurnStateRepository:
@@ -32,12 +34,12 @@ class TurnStateRepository:
     def load(self, session_id):
         """The stored accumulator snapshot, or None for a session with no state yet."""
         row = self.conn.execute(SELECT, {"session_id": session_id}).first()
-        return json.loads(row[0]) if row else None
+        return json.loads(row[0]) if row and row[0] else None
 
     def save(self, session_id, snapshot, now):
         """Replace the session's snapshot."""
         self.conn.execute(
-            UPSERT, {"session_id": session_id, "buffer": json.dumps(snapshot), "now": now}
+            SAVE, {"session_id": session_id, "buffer": json.dumps(snapshot), "now": now}
         )
 
     def load_parts(self, session_id):
@@ -67,6 +69,8 @@ class TurnStateRepository:
                 ],
             )
 
-    def clear_parts(self, session_id):
-        """Forget the saved blocks once their turn is flushed."""
-        self.conn.execute(DELETE_PARTS, {"session_id": session_id})
+    def take_parts(self, session_id):
+        """The open turn's saved content blocks in arrival order, released: its turn
+        is being flushed."""
+        rows = self.conn.execute(TAKE_PARTS, {"session_id": session_id}).all()
+        return [json.loads(part) for _, part in sorted(rows)]
