@@ -1,18 +1,21 @@
 """Ingest throughput: turnlog's ingest_output against a raw-sqlite3 floor.
 
-    .venv/bin/python bench/ingest.py [--events N] [--batch B] [--database-url URL]
+    .venv/bin/python bench/ingest.py [--events N] [--batch B] [--runs R] [--database-url URL]
 
 The floor is what the database itself costs when every line is made durable on
 its own: one COMMIT per row (SQLite: WAL, synchronous=NORMAL). With
 --database-url postgresql+psycopg://... every run gets a fresh schema there,
 dropped afterwards, and the floor is psycopg with one COMMIT per row. The service batches lines per
 request but also parses them, keeps the open turn and writes transcript rows, so
-the question is how much of that floor it keeps. Goal: batched ratio >= 0.5.
+the question is how much of that floor it keeps. Goals: batch 100 ratio >= 0.6,
+batch 1 ratio >= 0.09. Each of --runs rounds measures all three back to back; the
+medians are reported.
 """
 import argparse
 import json
 import random
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -38,6 +41,10 @@ USAGE = {"input_tokens": 4, "cache_creation_input_tokens": 1200,
          "cache_read_input_tokens": 9000, "output_tokens": 55}
 # One ~10-line turn, shaped like app/samples/claude_session.jsonl: the result line
 # closes it, so each turn makes the accumulator emit one assistant row.
+# Issue 14's goals: batch 100 keeps 0.6 of the floor; batch 1 rises 3x from the 0.03
+# it kept before (8 statements a request then, 5 now).
+BATCHED_GOAL = 0.6
+SINGLE_GOAL = 0.09
 TURN = ["thinking", "text", "tool_use", "tool_result", "tool_use", "tool_result",
         "text", "tool_use", "tool_result", "result"]
 
@@ -201,31 +208,51 @@ def measure(lines, batches, database_url=None):
     return base, *services
 
 
+def median(values):
+    return statistics.median(values)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=20000, help="lines to ingest (N)")
     parser.add_argument("--batch", type=int, default=100, help="lines per ingest call (B)")
+    parser.add_argument("--runs", type=int, default=5,
+                        help="rounds of floor, batch B and batch 1; medians are reported")
     parser.add_argument("--database-url", default=None,
                         help="a PostgreSQL URL (postgresql+psycopg://...); default: SQLite files")
     args = parser.parse_args()
     lines = claude_lines(args.events)
     backend = backend_name(args.database_url)
-    base, (batched, check_b), (single, check_1) = measure(
-        lines, (args.batch, 1), args.database_url)
+    # Each round measures the floor and both batch sizes back to back, and the ratios
+    # are taken within a round, so a machine that is busier in one round than another
+    # moves the floor and the service together.
+    rounds = [measure(lines, (args.batch, 1), args.database_url) for _ in range(args.runs)]
+    base = median([r[0] for r in rounds])
+    batched = median([r[1][0] for r in rounds])
+    single = median([r[2][0] for r in rounds])
+    batched_ratio = median([r[1][0] / r[0] for r in rounds])
+    single_ratio = median([r[2][0] / r[0] for r in rounds])
 
-    print(f"{args.events} events, avg {sum(map(len, lines)) / len(lines):.0f} B/line\n")
+    print(f"{args.events} events, avg {sum(map(len, lines)) / len(lines):.0f} B/line,"
+          f" median of {args.runs} rounds\n")
     print(f"{'run':<28}{'events/s':>12}{'vs baseline':>14}")
     print(f"{f'baseline {backend}, 1/commit':<28}{base:>12,.0f}{1:>14.2f}")
-    print(f"{f'service, batch {args.batch}':<28}{batched:>12,.0f}{batched / base:>14.2f}")
-    print(f"{'service, batch 1':<28}{single:>12,.0f}{single / base:>14.2f}")
+    print(f"{f'service, batch {args.batch}':<28}{batched:>12,.0f}{batched_ratio:>14.3f}")
+    print(f"{'service, batch 1':<28}{single:>12,.0f}{single_ratio:>14.3f}")
+    print("\nratios per round: batch {}: {}; batch 1: {}".format(
+        args.batch, ", ".join(f"{r[1][0] / r[0]:.3f}" for r in rounds),
+        ", ".join(f"{r[2][0] / r[0]:.3f}" for r in rounds)))
 
     ok = True
-    for name, (outputs, count, rows) in ((f"batch {args.batch}", check_b), ("batch 1", check_1)):
-        good = outputs == args.events and count == rows and rows > 0
-        ok &= good
+    for name, at in ((f"batch {args.batch}", 1), ("batch 1", 2)):
+        for outputs, count, rows in (r[at][1] for r in rounds):
+            good = outputs == args.events and count == rows and rows > 0
+            ok &= good
         print(f"\n{name}: outputs={outputs} (want {args.events}), message_count={count},"
               f" assistant/system rows={rows} -> {'ok' if good else 'WRONG'}", end="")
-    print(f"\n\ngoal (batched ratio >= 0.5): {'met' if batched / base >= 0.5 else 'NOT met'}")
+    print(f"\n\ngoals: batch {args.batch} ratio >= {BATCHED_GOAL}:"
+          f" {'met' if batched_ratio >= BATCHED_GOAL else 'NOT met'};"
+          f" batch 1 ratio >= {SINGLE_GOAL}: {'met' if single_ratio >= SINGLE_GOAL else 'NOT met'}")
     return 0 if ok else 1
 
 

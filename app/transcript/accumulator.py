@@ -8,6 +8,8 @@ saves as they come (`take_unsaved_parts`: new parts appended, a restated item
 rewritten in place) so that each request costs the same however long the turn
 has grown.
 """
+import base64
+import hashlib
 from collections import deque
 from typing import NamedTuple
 
@@ -20,6 +22,12 @@ from app.transcript.turns import turn_key
 # How many recent line ids are remembered to spot lines a runner sends again
 # under new seqs. Bounded so the stored state stays a few kilobytes.
 REPLAY_WINDOW = 256
+# The window keeps a fixed-width digest of each id, not the id (a uuid is 36
+# characters, some providers' ids are longer): 9 bytes, 12 characters of base64,
+# stored as one string. The header, rewritten by every ingest request, stays near
+# 3 KB; two ids in one window share a digest with odds of about 2**-60.
+LINE_KEY_BYTES = 9
+LINE_KEY_CHARS = 12
 RESULT_TRIGGER = "result"
 COMPLETION_TRIGGER = "completion"
 
@@ -40,9 +48,9 @@ class Accumulator:
     it is skipped, so a replayed fragment never leaks into the open turn.
     """
 
-    def __init__(self, buffer=None, recent_ids=()):
+    def __init__(self, buffer=None, recent_keys=()):
         self.buffer = buffer or TurnBuffer()
-        self._recent = deque(recent_ids, maxlen=REPLAY_WINDOW)
+        self._recent = deque(recent_keys, maxlen=REPLAY_WINDOW)
         self._recent_set = set(self._recent)
 
     @classmethod
@@ -50,13 +58,13 @@ class Accumulator:
         """An accumulator from a `snapshot()` (None: a session with no state yet)."""
         if not snapshot:
             return cls()
-        return cls(TurnBuffer.from_header(snapshot["turn"]), snapshot["recent_ids"])
+        return cls(TurnBuffer.from_header(snapshot["turn"]), _recent_keys(snapshot["recent_ids"]))
 
     def snapshot(self):
         """The state to store, without the parts (take and save those first)."""
         if self.buffer.parts or self.buffer.restated:
             raise RuntimeError("take_unsaved_parts() before snapshot()")
-        return {"turn": self.buffer.header(), "recent_ids": list(self._recent)}
+        return {"turn": self.buffer.header(), "recent_ids": "".join(self._recent)}
 
     def take_unsaved_parts(self):
         """The `UnsavedParts` the caller must save for the open turn."""
@@ -68,7 +76,7 @@ class Accumulator:
 
     def is_repeat(self, event):
         """True when `feed` would skip this event as a re-sent copy of a recent line."""
-        return bool(event.identity) and event.identity in self._recent_set
+        return bool(event.identity) and line_key(event.identity) in self._recent_set
 
     def feed(self, event, event_index, received_at=None):
         """Take one event, received at `received_at` (ISO text); return what it
@@ -114,12 +122,13 @@ class Accumulator:
 
     def _first_sighting(self, identity):
         """Record a line id; False when it was seen within the replay window."""
-        if identity in self._recent_set:
+        key = line_key(identity)
+        if key in self._recent_set:
             return False
         if len(self._recent) == REPLAY_WINDOW:
             self._recent_set.discard(self._recent[0])
-        self._recent.append(identity)
-        self._recent_set.add(identity)
+        self._recent.append(key)
+        self._recent_set.add(key)
         return True
 
     def _close(self, trigger, result, completed_at):
@@ -140,6 +149,20 @@ class Accumulator:
         )
         self.buffer = TurnBuffer()
         return turn
+
+
+def line_key(identity):
+    """The replay window's fixed-width digest of a line id."""
+    digest = hashlib.blake2b(identity.encode("utf-8", "surrogatepass"), digest_size=LINE_KEY_BYTES)
+    return base64.urlsafe_b64encode(digest.digest()).decode("ascii")
+
+
+def _recent_keys(stored):
+    """The window's keys from a snapshot: one string of keys, or (a header saved before
+    the keys were digests) a list of the ids themselves."""
+    if isinstance(stored, str):
+        return [stored[at:at + LINE_KEY_CHARS] for at in range(0, len(stored), LINE_KEY_CHARS)]
+    return [line_key(identity) for identity in stored]
 
 
 def runner_note(event_index, payload):

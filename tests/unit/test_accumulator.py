@@ -3,8 +3,11 @@ import pytest
 
 from app.providers.claude import parse_line
 from app.transcript.accumulator import COMPLETION_TRIGGER
+from app.transcript.accumulator import LINE_KEY_CHARS
+from app.transcript.accumulator import REPLAY_WINDOW
 from app.transcript.accumulator import RESULT_TRIGGER
 from app.transcript.accumulator import Accumulator
+from app.transcript.accumulator import line_key
 from app.transcript.event_types import ASSISTANT
 from app.transcript.event_types import TURN_STARTED
 from app.transcript.event_types import StreamEvent
@@ -154,17 +157,30 @@ def test_a_line_seen_in_an_earlier_turn_is_skipped():
 
 
 def test_the_replay_window_is_bounded_and_survives_a_snapshot():
-    from app.transcript.accumulator import REPLAY_WINDOW
-
     acc = Accumulator()
     lines = [cl.assistant(cl.text(str(n)), uuid=f"a-{n}") for n in range(REPLAY_WINDOW + 1)]
     feed_all(acc, lines)
     acc.take_unsaved_parts()
     revived = Accumulator.restore(acc.snapshot())
-    assert len(revived.snapshot()["recent_ids"]) == REPLAY_WINDOW
+    assert len(revived.snapshot()["recent_ids"]) == REPLAY_WINDOW * LINE_KEY_CHARS
     feed_all(revived, [lines[0], lines[-1]], start=REPLAY_WINDOW + 1)
     # a-0 fell out of the window and is read again; the newest id is still remembered
     assert revived.close().parts == ({"type": "text", "text": "0"},)
+
+
+def test_the_window_stores_fixed_width_digests_and_reads_a_header_of_whole_ids():
+    long_id = "item_" + "x" * 500  # some providers' ids are long; the window's cost is not
+    acc = Accumulator()
+    feed_all(acc, [cl.assistant(cl.text("a"), uuid="a-1"), cl.assistant(cl.text("b"), uuid=long_id)])
+    acc.take_unsaved_parts()
+    snapshot = acc.snapshot()
+    assert snapshot["recent_ids"] == line_key("a-1") + line_key(long_id)
+    assert len(snapshot["recent_ids"]) == 2 * LINE_KEY_CHARS
+    # a header saved before the digests held the ids themselves: it still spots re-sends
+    old = Accumulator.restore({**snapshot, "recent_ids": ["a-1", long_id]})
+    assert old.is_repeat(parse_line(cl.assistant(cl.text("a"), uuid="a-1")))
+    assert not old.is_repeat(parse_line(cl.assistant(cl.text("c"), uuid="a-3")))
+    assert old.snapshot()["recent_ids"] == snapshot["recent_ids"]
 
 
 def test_usage_counts_once_per_message_id_however_many_lines_repeat_it():

@@ -5,6 +5,8 @@ ON CONFLICT, RETURNING, row values, TEXT JSON and ISO-8601 TEXT times.
 """
 import re
 
+from sqlalchemy.exc import DBAPIError
+
 # Migration DDL rewritten for PostgreSQL, as (pattern, replacement): SQLite's
 # `INTEGER PRIMARY KEY` is an alias of the 64-bit rowid, numbered by the database;
 # PostgreSQL says that with an identity column.
@@ -32,6 +34,29 @@ def placeholders(conn, count):
     per-row processing: the bulk buffer insert and the replay read.
     """
     return ", ".join([mark(conn)] * count)
+
+
+def on_driver(conn, sql, params, many=False):
+    """Run `sql` (`{m}` where each positional parameter goes) on the driver's own cursor
+    of `conn`, inside its transaction; the rows it returns, as tuples.
+
+    For ingest's hot statements, where SQLAlchemy's per-statement and per-row work costs
+    more than the statement itself. Driver errors come out as SQLAlchemy's, as from
+    `conn.execute`, so the app's handlers (a locked database, a timeout) still see them.
+    """
+    statement = sql.format(m=mark(conn))
+    cursor = conn.connection.cursor()
+    try:
+        if many:
+            cursor.executemany(statement, params)
+        else:
+            cursor.execute(statement, params)
+        return cursor.fetchall() if cursor.description else []
+    except conn.dialect.loaded_dbapi.Error as err:
+        raise DBAPIError.instance(statement, params, err, conn.dialect.loaded_dbapi.Error,
+                                  dialect=conn.dialect) from err
+    finally:
+        cursor.close()
 
 
 def ddl(conn, statement):

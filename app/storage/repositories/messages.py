@@ -5,7 +5,7 @@ from sqlalchemy import bindparam
 from sqlalchemy import text
 
 from app.services.models import Message
-from app.storage.repositories.dialect import mark
+from app.storage.repositories.dialect import on_driver
 
 COLUMNS = "id, session_id, role, content, content_blocks, metadata, source, turn_key, timestamp"
 # The unique (session_id, turn_key) makes a replayed turn a no-op, not a second row.
@@ -62,19 +62,13 @@ class MessageRepository:
         """
         if not drafts:
             return []
-        sql = INSERT_IF_NEW.format(m=mark(self.conn))
         added = []
-        cursor = self.conn.connection.cursor()
-        try:
-            for draft in drafts:
-                cursor.execute(sql, (session_id, draft.role, draft.content,
-                                     json.dumps(draft.content_blocks), json.dumps(draft.metadata),
-                                     draft.source, draft.turn_key, timestamp))
-                row = cursor.fetchone()
-                if row is not None:
-                    added.append((row[0], draft))
-        finally:
-            cursor.close()
+        for draft in drafts:
+            returned = on_driver(self.conn, INSERT_IF_NEW, (
+                session_id, draft.role, draft.content, json.dumps(draft.content_blocks),
+                json.dumps(draft.metadata), draft.source, draft.turn_key, timestamp))
+            if returned:
+                added.append((returned[0][0], draft))
         return added
 
     def list_all(self, session_id):

@@ -3,7 +3,7 @@ from sqlalchemy import bindparam
 from sqlalchemy import text
 
 from app.formats.output_frames import event_json
-from app.storage.repositories.dialect import mark
+from app.storage.repositories.dialect import on_driver
 from app.storage.repositories.dialect import placeholders
 
 # The BETWEEN bound lets a planner walk (session_id, producer_seq) over just the
@@ -104,12 +104,7 @@ class OutputRepository:
         return (row[0], row[1]) if row else None
 
     def _fetch(self, sql, params):
-        cursor = self.conn.connection.cursor()
-        try:
-            cursor.execute(sql.format(m=mark(self.conn)), params)
-            return cursor.fetchall()
-        finally:
-            cursor.close()
+        return on_driver(self.conn, sql, params)
 
     def oldest_index(self, session_id):
         """The lowest event_index still retained, or None when the buffer is empty."""

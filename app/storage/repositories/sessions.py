@@ -6,6 +6,7 @@ from sqlalchemy import text
 
 from app.services.models import AgentSession
 from app.services.models import LockedSession
+from app.storage.repositories.dialect import on_driver
 
 COLUMNS = (
     "session_id, user_id, session_type, context, status, provider, exit_code, "
@@ -43,10 +44,13 @@ LOCK_AND_SELECT = text(
 )
 # The same lock for a write, returning also the open turn's header and the highest
 # producer seq stored: what an ingest would otherwise read in two more statements.
-LOCK_FOR_WRITE = text(
+# This and RECORD_INGEST run on the driver's cursor (`{m}` marks a parameter): they
+# are two of the five statements of every ingest request.
+LOCK_FOR_WRITE = (
     "UPDATE agent_sessions SET next_event_index = next_event_index"
-    f" WHERE session_id = :session_id RETURNING {COLUMNS}, turn_state, max_seq"
+    " WHERE session_id = {m} RETURNING " + COLUMNS + ", turn_state, max_seq"
 )
+LOCKED_NAMES = [name.strip() for name in COLUMNS.split(",")] + ["turn_state", "max_seq"]
 # Newest first, keyset paged; (owner filter?, after a cursor?) -> statement. Four
 # fixed statements rather than `:owner IS NULL OR ...`, which PostgreSQL cannot type.
 OWNED = "user_id = :owner"
@@ -68,10 +72,11 @@ COUNTERS = (
     " conversation_turn_count = conversation_turn_count + :new_turns,"
     " visible_message_count = visible_message_count + :new_visible"
 )
-RECORD_INGEST = text(
-    f"UPDATE agent_sessions SET next_event_index = :next_event_index, {COUNTERS},"
-    " output_bytes = output_bytes + :new_bytes, turn_state = :turn_state, max_seq = :max_seq,"
-    " updated_at = :now WHERE session_id = :session_id"
+RECORD_INGEST = (
+    "UPDATE agent_sessions SET next_event_index = {m}, message_count = message_count + {m},"
+    " conversation_turn_count = conversation_turn_count + {m},"
+    " visible_message_count = visible_message_count + {m}, output_bytes = output_bytes + {m},"
+    " turn_state = {m}, max_seq = {m}, updated_at = {m} WHERE session_id = {m}"
 )
 ADD_MESSAGES = text(
     f"UPDATE agent_sessions SET {COUNTERS}, updated_at = :now WHERE session_id = :session_id"
@@ -147,10 +152,10 @@ class SessionRepository:
         header and highest stored seq (a LockedSession), or None."""
         if NUL in session_id:
             return None
-        row = self.conn.execute(LOCK_FOR_WRITE, {"session_id": session_id}).mappings().first()
-        if row is None:
+        rows = on_driver(self.conn, LOCK_FOR_WRITE, (session_id,))
+        if not rows:
             return None
-        data = dict(row)
+        data = dict(zip(LOCKED_NAMES, rows[0]))
         turn_state, max_seq = data.pop("turn_state"), data.pop("max_seq")
         return LockedSession(_to_session(data), json.loads(turn_state) if turn_state else None,
                              max_seq)
@@ -177,20 +182,9 @@ class SessionRepository:
         """After an ingest: the next free event index, the open turn's header and the
         highest stored seq, `new_bytes` more bytes of output, and `new_messages` more
         rows (`new_visible` of them with visible text) from `new_turns` more closed turns."""
-        self.conn.execute(
-            RECORD_INGEST,
-            {
-                "session_id": session_id,
-                "next_event_index": next_event_index,
-                "turn_state": json.dumps(turn_state),
-                "max_seq": max_seq,
-                "new_messages": new_messages,
-                "new_turns": new_turns,
-                "new_visible": new_visible,
-                "new_bytes": new_bytes,
-                "now": now,
-            },
-        )
+        on_driver(self.conn, RECORD_INGEST, (
+            next_event_index, new_messages, new_turns, new_visible, new_bytes,
+            json.dumps(turn_state), max_seq, now, session_id))
 
     def add_messages(self, session_id, new_messages, now, *, new_turns=0, new_visible=0):
         """Count `new_messages` more transcript rows (`new_visible` of them with

@@ -5,6 +5,8 @@ import json
 
 from sqlalchemy import text
 
+from app.storage.repositories.dialect import on_driver
+
 SELECT = text("SELECT turn_state FROM agent_sessions WHERE session_id = :session_id")
 SAVE = text(
     "UPDATE agent_sessions SET turn_state = :buffer, updated_at = :now"
@@ -13,18 +15,16 @@ SAVE = text(
 SELECT_PARTS = text(
     "SELECT part FROM session_turn_parts WHERE session_id = :session_id ORDER BY part_index"
 )
-INSERT_PART = text(
-    "INSERT INTO session_turn_parts (session_id, part_index, part)"
-    " VALUES (:session_id, :part_index, :part)"
+# On the driver's cursor (`{m}` marks a parameter): most ingest requests append a part.
+INSERT_PART = (
+    "INSERT INTO session_turn_parts (session_id, part_index, part) VALUES ({m}, {m}, {m})"
 )
 UPDATE_PART = text(
     "UPDATE session_turn_parts SET part = :part"
     " WHERE session_id = :session_id AND part_index = :part_index"
 )
 # Read and release in one statement; RETURNING has no order, so the caller sorts.
-TAKE_PARTS = text(
-    "DELETE FROM session_turn_parts WHERE session_id = :session_id RETURNING part_index, part"
-)
+TAKE_PARTS = "DELETE FROM session_turn_parts WHERE session_id = {m} RETURNING part_index, part"
 
 
 class TurnStateRepository:
@@ -50,13 +50,9 @@ class TurnStateRepository:
     def append_parts(self, session_id, start, parts):
         """Save blocks numbered from `start` (the count already saved)."""
         if parts:
-            self.conn.execute(
-                INSERT_PART,
-                [
-                    {"session_id": session_id, "part_index": start + n, "part": json.dumps(p)}
-                    for n, p in enumerate(parts)
-                ],
-            )
+            on_driver(self.conn, INSERT_PART,
+                      [(session_id, start + n, json.dumps(p)) for n, p in enumerate(parts)],
+                      many=True)
 
     def replace_parts(self, session_id, restated):
         """Write new content over saved blocks: `restated` is {part number: part}."""
@@ -72,5 +68,5 @@ class TurnStateRepository:
     def take_parts(self, session_id):
         """The open turn's saved content blocks in arrival order, released: its turn
         is being flushed."""
-        rows = self.conn.execute(TAKE_PARTS, {"session_id": session_id}).all()
+        rows = on_driver(self.conn, TAKE_PARTS, (session_id,))
         return [json.loads(part) for _, part in sorted(rows)]

@@ -1,4 +1,5 @@
 """SQL for `session_turns`: every turn key a session has closed, held once."""
+from app.storage.repositories.dialect import on_driver
 from app.storage.repositories.dialect import placeholders
 
 # One row of VALUES per key; a key stored already (or twice in the list) is skipped.
@@ -25,9 +26,4 @@ class TurnRepository:
         row = f"({placeholders(self.conn, 3)})"
         sql = INSERT_IF_NEW.format(rows=", ".join([row] * len(turn_keys)))
         params = [value for key in turn_keys for value in (session_id, key, now)]
-        cursor = self.conn.connection.cursor()
-        try:
-            cursor.execute(sql, params)
-            return len(cursor.fetchall())
-        finally:
-            cursor.close()
+        return len(on_driver(self.conn, sql, params))
