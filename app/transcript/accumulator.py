@@ -10,7 +10,6 @@ has grown.
 """
 import base64
 import hashlib
-from collections import deque
 from typing import NamedTuple
 
 from app.transcript import event_types as ev
@@ -48,10 +47,11 @@ class Accumulator:
     it is skipped, so a replayed fragment never leaks into the open turn.
     """
 
-    def __init__(self, buffer=None, recent_keys=()):
+    def __init__(self, buffer=None, recent_keys=""):
         self.buffer = buffer or TurnBuffer()
-        self._recent = deque(recent_keys, maxlen=REPLAY_WINDOW)
-        self._recent_set = set(self._recent)
+        # the window as it is stored: one string of keys, oldest first. Kept as the
+        # string (a search in it is a C loop) so a request restores it for free.
+        self._recent = recent_keys
 
     @classmethod
     def restore(cls, snapshot):
@@ -64,7 +64,7 @@ class Accumulator:
         """The state to store, without the parts (take and save those first)."""
         if self.buffer.parts or self.buffer.restated:
             raise RuntimeError("take_unsaved_parts() before snapshot()")
-        return {"turn": self.buffer.header(), "recent_ids": "".join(self._recent)}
+        return {"turn": self.buffer.header(), "recent_ids": self._recent}
 
     def take_unsaved_parts(self):
         """The `UnsavedParts` the caller must save for the open turn."""
@@ -76,7 +76,7 @@ class Accumulator:
 
     def is_repeat(self, event):
         """True when `feed` would skip this event as a re-sent copy of a recent line."""
-        return bool(event.identity) and line_key(event.identity) in self._recent_set
+        return bool(event.identity) and self._in_window(line_key(event.identity))
 
     def feed(self, event, event_index, received_at=None):
         """Take one event, received at `received_at` (ISO text); return what it
@@ -123,13 +123,20 @@ class Accumulator:
     def _first_sighting(self, identity):
         """Record a line id; False when it was seen within the replay window."""
         key = line_key(identity)
-        if key in self._recent_set:
+        if self._in_window(key):
             return False
-        if len(self._recent) == REPLAY_WINDOW:
-            self._recent_set.discard(self._recent[0])
-        self._recent.append(key)
-        self._recent_set.add(key)
+        self._recent = (self._recent + key)[-REPLAY_WINDOW * LINE_KEY_CHARS:]
         return True
+
+    def _in_window(self, key):
+        """True when `key` is one of the window's keys (a match must start on a key's
+        boundary: one straddling two keys is no match)."""
+        at = self._recent.find(key)
+        while at != -1:
+            if at % LINE_KEY_CHARS == 0:
+                return True
+            at = self._recent.find(key, at + 1)
+        return False
 
     def _close(self, trigger, result, completed_at):
         buf = self.buffer
@@ -161,8 +168,8 @@ def _recent_keys(stored):
     """The window's keys from a snapshot: one string of keys, or (a header saved before
     the keys were digests) a list of the ids themselves."""
     if isinstance(stored, str):
-        return [stored[at:at + LINE_KEY_CHARS] for at in range(0, len(stored), LINE_KEY_CHARS)]
-    return [line_key(identity) for identity in stored]
+        return stored
+    return "".join(line_key(identity) for identity in stored[-REPLAY_WINDOW:])
 
 
 def runner_note(event_index, payload):

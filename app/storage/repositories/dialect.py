@@ -30,8 +30,8 @@ def mark(conn):
 def placeholders(conn, count):
     """`count` positional markers in the driver's own style (`?` for SQLite, `%s` otherwise).
 
-    Used only on hot paths that go straight to the driver, skipping SQLAlchemy's
-    per-row processing: the bulk buffer insert and the replay read.
+    For a statement built with a number of rows known only at run time (the turn-key
+    insert) that goes straight to the driver.
     """
     return ", ".join([mark(conn)] * count)
 

@@ -4,7 +4,6 @@ from sqlalchemy import text
 
 from app.formats.output_frames import event_json
 from app.storage.repositories.dialect import on_driver
-from app.storage.repositories.dialect import placeholders
 
 # The BETWEEN bound lets a planner walk (session_id, producer_seq) over just the
 # batch's seq range; with the IN list alone PostgreSQL scanned the whole session.
@@ -55,6 +54,7 @@ DELETE_EXPIRED_BATCH = text(
 )
 INSERT_COLUMNS = ("session_id, event_index, stream, payload, producer_seq, created_at, expires_at,"
                   " event_json, live_events")
+INSERT_MANY = f"INSERT INTO remote_runtime_outputs ({INSERT_COLUMNS}) VALUES ({', '.join(['{m}'] * 9)})"
 
 
 class OutputRepository:
@@ -122,15 +122,7 @@ class OutputRepository:
         live_events = live_events or [None] * len(outputs)
         # turnlog's hottest statement goes straight to the driver, skipping
         # SQLAlchemy's per-row parameter processing.
-        sql = (
-            f"INSERT INTO remote_runtime_outputs ({INSERT_COLUMNS})"
-            f" VALUES ({placeholders(self.conn, 9)})"
-        )
-        self.conn.exec_driver_sql(
-            sql,
-            [
-                (session_id, out.event_index, out.stream, out.payload, out.producer_seq,
-                 out.created_at, expires_at, out.event_json, live)
-                for out, live in zip(outputs, live_events)
-            ],
-        )
+        on_driver(self.conn, INSERT_MANY, [
+            (session_id, out.event_index, out.stream, out.payload, out.producer_seq,
+             out.created_at, expires_at, out.event_json, live)
+            for out, live in zip(outputs, live_events)], many=True)
