@@ -27,7 +27,11 @@ def replace_unstorable(text):
 
 def may_hold_unstorable(line):
     """Cheap pre-check on a raw JSON line before walking what it decoded to."""
-    return not isinstance(line, str) or MAYBE_UNSTORABLE.search(line) is not None
+    if not isinstance(line, str):
+        return True
+    if line.isascii() and "\\u" not in line and "\x00" not in line:
+        return False  # most lines: no escape and no raw character to look at (C-speed scans)
+    return MAYBE_UNSTORABLE.search(line) is not None
 
 
 def replace_in_json(value):

@@ -9,6 +9,7 @@ rewritten in place) so that each request costs the same however long the turn
 has grown.
 """
 import base64
+import functools
 import hashlib
 from typing import NamedTuple
 
@@ -158,6 +159,7 @@ class Accumulator:
         return turn
 
 
+@functools.lru_cache(maxsize=1024)  # a line's key is asked for twice (is_repeat, then feed)
 def line_key(identity):
     """The replay window's fixed-width digest of a line id."""
     digest = hashlib.blake2b(identity.encode("utf-8", "surrogatepass"), digest_size=LINE_KEY_BYTES)
