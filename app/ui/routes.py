@@ -20,10 +20,12 @@ from app.auth import requires
 from app.errors import service_status
 from app.security_headers import html_security_headers
 from app.services import errors as service_errors
+from app.services import evidence as evidence_service
 from app.services import search as search_service
 from app.services import sessions as service
 from app.services.access import USER
 from app.ui import markdown
+from app.ui.evidence_panel import evidence_panel
 from app.ui.titles import session_title
 from app.ui.transcript import bubbles
 from app.ui.transcript import open_turn_bubble
@@ -32,6 +34,7 @@ bp = Blueprint("ui", __name__, template_folder="templates", static_folder="stati
                static_url_path="/ui/static")
 
 SESSIONS_PER_PAGE = 50
+EVIDENCE_SHOWN = 200  # commands in the page's evidence panel; the API pages through the rest
 
 
 bp.after_request(html_security_headers)
@@ -83,8 +86,12 @@ def session(session_id):
     found = service.get_session_tail(session_id, db.reading(), caller=current_caller(),
                                      max_messages=current_app.config["VIEWER_PAGE_MESSAGES"])
     last_id = found.messages[-1].id if found.messages else 0
+    ran = evidence_service.list_evidence(session_id, db.reading(), limit=EVIDENCE_SHOWN + 1,
+                                         caller=current_caller()).items
     return render_template(
         "ui/session.html", agent_session=found, bubbles=bubbles(found.messages),
+        evidence=evidence_panel(ran[:EVIDENCE_SHOWN], found.messages, more=len(ran) > EVIDENCE_SHOWN),
+        evidence_url=url_for("sessions.evidence_page", session_id=session_id),
         title=session_title(found.context, found.messages),
         open_turn=open_turn_bubble(found.open_turn),
         last_message_id=last_id,
