@@ -53,9 +53,8 @@ class EvidenceLines:
                     continue
                 entry = self.state[tool_id] = [event_index, event_index, None]
             entry[1] = event_index
-            exit_code = event.info.get("exit_code")
-            if _is_int(exit_code) and event.item_id == tool_id:
-                entry[2] = exit_code
+            if event.item_id == tool_id and _is_int(event.info.get("exit_code")):
+                entry[2] = event.info["exit_code"]
 
     def take(self, turn):
         """The evidence items of `turn` (a TranscriptTurn), in the order its commands

@@ -10,6 +10,9 @@ import re
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 FIELDS = ("passed", "failed", "skipped", "errors")
+# A word every reader's summary line holds; an output with none of them is no test run.
+MAY_REPORT_TESTS = re.compile(r"passed|passing|Ran \d|test result|Tests|--- |^ok |FAIL|no tests ran",
+                              re.M)
 
 
 def summarize(output):
@@ -17,6 +20,8 @@ def summarize(output):
     recognises `output`, or None when no test run is reported in it."""
     if not isinstance(output, str) or not output:
         return None
+    if not MAY_REPORT_TESTS.search(output):
+        return None  # most outputs: one scan, not one per reader
     text = ANSI.sub("", output)
     for framework, reader in READERS:
         counts = reader(text)
