@@ -11,8 +11,9 @@ import re
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 FIELDS = ("passed", "failed", "skipped", "errors")
 # A word every reader's summary line holds; an output with none of them is no test run.
-MAY_REPORT_TESTS = re.compile(r"passed|passing|Ran \d|test result|Tests|--- |^ok |FAIL|no tests ran",
-                              re.M)
+MAY_REPORT_TESTS = re.compile(
+    r"passed|passing|failed|error|skipped|deselected|Ran \d|test result|Tests|--- |^ok |FAIL"
+    r"|no tests ran", re.M)
 
 
 def summarize(output):

@@ -46,6 +46,18 @@ def test_the_last_pytest_summary_counts_when_a_run_repeats():
     assert summarize(text)["passed"] == 3
 
 
+@pytest.mark.parametrize(("line", "counts"), [
+    ("==== 2 failed in 0.10s ====", (0, 2, 0, 0)),
+    ("==== 1 error in 0.10s ====", (0, 0, 0, 1)),
+    ("==== 3 skipped in 0.10s ====", (0, 0, 3, 0)),
+    ("==== 4 deselected in 0.10s ====", (0, 0, 0, 0)),
+])
+def test_a_pytest_run_without_any_pass_is_still_read(line, counts):
+    found = summarize(f"collected 4 items\n\n{line}\n")
+    assert found["framework"] == "pytest"
+    assert (found["passed"], found["failed"], found["skipped"], found["errors"]) == counts
+
+
 def test_pytest_with_nothing_collected_is_a_run_of_zero():
     assert summarize("collected 0 items\n\n============ no tests ran in 0.01s ============\n") == {
         "framework": "pytest", "passed": 0, "failed": 0, "skipped": 0, "errors": 0}
