@@ -86,6 +86,10 @@ class FakeMessages:
         older = [m for m in self.rows if m.session_id == session_id and m.id < before]
         return copy.deepcopy(older[-limit:]) if limit else []
 
+    def ids_of_turns(self, session_id, turn_keys):
+        return {m.turn_key: m.id for m in self.rows
+                if m.session_id == session_id and m.turn_key in set(turn_keys)}
+
     def openers(self, session_ids):
         found = {}
         for sid in session_ids:

@@ -26,6 +26,16 @@ def list_evidence(session_id, uow, *, after=None, limit, caller=OPEN):
     return Page(items, str(items[-1].id) if len(items) == limit else None)
 
 
+def evidence_with_rows(session_id, uow, *, limit, caller=OPEN):
+    """(the first `limit` evidence items, {turn id: id of the row that turn wrote}, whether
+    more items follow): what the viewer's panel shows, read in one transaction."""
+    with uow:
+        readable_session(uow, session_id, caller)
+        items = uow.evidence.list_page(session_id, 0, limit + 1)
+        rows = uow.messages.ids_of_turns(session_id, {item.turn_id for item in items[:limit]})
+    return items[:limit], rows, len(items) > limit
+
+
 def backfill(uow, *, clock=utc_now):
     """Evidence for every turn the retained buffer still holds whole; returns how many
     items were stored. Run inside the caller's transaction (the migration's): it

@@ -14,7 +14,7 @@ class EvidenceRow:
     exit_code: int | None
     is_error: bool
     tests: str  # "pytest: 41 passed, 1 failed" or ""
-    href: str | None  # the tool call in its turn's bubble, when the page shows that row
+    href: str | None  # the tool call in its turn's bubble (None: the turn wrote no row)
 
 
 @dataclass(frozen=True)
@@ -24,12 +24,11 @@ class EvidencePanel:
     more: bool  # more commands than the panel shows
 
 
-def evidence_panel(items, messages, more=False):
-    """The panel for `items` (Evidence, in run order) on a page showing `messages`;
-    None when the session ran no command."""
+def evidence_panel(items, rows_of_turn, more=False):
+    """The panel for `items` (Evidence, in run order), `rows_of_turn` ({turn id: message
+    id}) naming the bubble of each turn that wrote a row; None when no command ran."""
     if not items:
         return None
-    rows_of_turn = {m.metadata.get("turn_id"): m.id for m in messages if m.metadata.get("turn_id")}
     rows = []
     for item in items:
         message_id = rows_of_turn.get(item.turn_id)

@@ -86,12 +86,11 @@ def session(session_id):
     found = service.get_session_tail(session_id, db.reading(), caller=current_caller(),
                                      max_messages=current_app.config["VIEWER_PAGE_MESSAGES"])
     last_id = found.messages[-1].id if found.messages else 0
-    ran = evidence_service.list_evidence(session_id, db.reading(), limit=EVIDENCE_SHOWN + 1,
-                                         caller=current_caller()).items
     return render_template(
         "ui/session.html", agent_session=found, bubbles=bubbles(found.messages),
-        evidence=evidence_panel(ran[:EVIDENCE_SHOWN], found.messages, more=len(ran) > EVIDENCE_SHOWN),
+        evidence=_evidence_panel(session_id),
         evidence_url=url_for("sessions.evidence_page", session_id=session_id),
+        evidence_panel_url=url_for("ui.session_evidence", session_id=session_id),
         title=session_title(found.context, found.messages),
         open_turn=open_turn_bubble(found.open_turn),
         last_message_id=last_id,
@@ -118,6 +117,24 @@ def session_open_turn(session_id):
         "ui/_open_turn.html", open_turn=open_turn_bubble(found.open_turn)))
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+@bp.get("/sessions/<session_id>/evidence")
+@requires(USER, cookie=True, on_missing=login_redirect)
+def session_evidence(session_id):
+    """The evidence panel as an HTML fragment ("" while no command ran); the page reads
+    it again when a turn closes."""
+    response = current_app.make_response(render_template(
+        "ui/_evidence.html", evidence=_evidence_panel(session_id),
+        evidence_url=url_for("sessions.evidence_page", session_id=session_id)))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _evidence_panel(session_id):
+    items, rows, more = evidence_service.evidence_with_rows(
+        session_id, db.reading(), limit=EVIDENCE_SHOWN, caller=current_caller())
+    return evidence_panel(items, rows, more)
 
 
 @bp.get("/sessions/<session_id>/counters")

@@ -1,6 +1,5 @@
 """The session page's evidence panel: its totals line and the links to each command."""
 from app.services.models import Evidence
-from app.services.models import Message
 from app.ui.evidence_panel import evidence_panel
 from app.ui.evidence_panel import summary_line
 
@@ -24,14 +23,12 @@ def test_the_totals_add_up_every_test_run_and_leave_out_zero_counts():
     assert summary_line(items[1:2], more=True) == "1+ commands"
 
 
-def test_each_command_links_to_its_tool_call_when_the_page_shows_its_turn():
-    shown = Message(7, "s1", "assistant", "", [], {"turn_id": "turn:a"}, "remote_live",
-                    "turn:a", "t")
-    panel = evidence_panel([item(1), item(2, turn_id="turn:elsewhere", exit_code=2,
-                                         is_error=True)], [shown])
+def test_each_command_links_to_its_tool_call_in_the_row_its_turn_wrote():
+    panel = evidence_panel([item(1), item(2, turn_id="turn:no-row", exit_code=2,
+                                         is_error=True)], {"turn:a": 7})
     assert [row.href for row in panel.rows] == ["#tool-7-toolu_1", None]
     assert panel.rows[1].exit_code == 2 and panel.rows[1].is_error
 
 
 def test_a_session_that_ran_no_command_has_no_panel():
-    assert evidence_panel([], []) is None
+    assert evidence_panel([], {}) is None
