@@ -39,9 +39,9 @@ def ingested(path, batch=1000, session_type="agent"):
     return uow
 
 
-def without_turn(rows):
+def without_turn(stored):
     return [{key: value for key, value in vars(row).items()
-             if key not in ("id", "session_id", "turn_id", "created_at")} for row in rows]
+             if key not in ("id", "session_id", "turn_id", "created_at")} for row in stored]
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.stem}")
