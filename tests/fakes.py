@@ -172,7 +172,8 @@ class FakeOutputs:
                 for index, data in self.list_after(session_id, after, limit)]
 
     def buffered_sessions(self):
-        return sorted({(sid, self.sessions.get(sid).provider) for sid, _ in self.rows})
+        return sorted({(sid, self.sessions.get(sid).provider, self.sessions.get(sid).status)
+                       for sid, _ in self.rows})
 
     def list_lines_after(self, session_id, after, limit):
         found = [(o.event_index, o.stream, o.payload)

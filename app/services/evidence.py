@@ -1,5 +1,7 @@
 """The evidence record: read a session's shell commands page by page, and backfill it
 from the retained output buffer when the evidence table is first created."""
+from dataclasses import replace
+
 from app.providers import get_parser
 from app.services.access import OPEN
 from app.services.clock import to_iso
@@ -44,28 +46,42 @@ def backfill(uow, *, clock=utc_now):
     Each session's stdout lines are read again with its provider's parser into a fresh
     accumulator: a turn comes out under the same key it was stored with as long as the
     buffer holds all its lines, and a turn whose first lines were pruned comes out under
-    another key, which names no stored turn and is skipped.
+    another key, which names no stored turn and is skipped. A completed session's last
+    turn is closed as its completion closed it; a running session's open turn gets its
+    evidence from ingest, when it closes.
     """
     stamp, added = to_iso(clock()), 0
-    for session_id, provider in uow.outputs.buffered_sessions():
+    for session_id, provider, status in uow.outputs.buffered_sessions():
         parse_line = get_parser(provider)
-        accumulator, evidence, items = Accumulator(), EvidenceLines(), []
+        accumulator, evidence = Accumulator(), EvidenceLines()
         after = -1
         while rows := uow.outputs.list_lines_after(session_id, after, BACKFILL_PAGE):
+            items = []
             for event_index, stream, payload in rows:
                 if stream != "stdout":
                     continue
+                # Only the blocks evidence reads: a turn's key is a digest of its line
+                # ids, not of its blocks, and a whole `claude -p` run is one turn.
                 event = parse_line(payload)
+                event = replace(event, blocks=evidence.shell_blocks(event))
                 outcomes = accumulator.feed(event, event_index, stamp)
                 evidence.observe(event, event_index)  # in the order ingest keeps
                 for outcome in outcomes:
                     if isinstance(outcome, Turn):
                         items.extend(evidence.take(TranscriptTurn.from_turn(outcome)))
+            added += _store_known(uow, session_id, items, stamp)  # a page's worth at a time
             after = rows[-1][0]
-        stored = uow.turns.known(session_id, {item["turn_id"] for item in items})
-        added += uow.evidence.add_many(session_id, [i for i in items if i["turn_id"] in stored],
-                                       stamp)
+        closed = accumulator.close() if status != "running" else None  # as completion did
+        if closed:
+            added += _store_known(uow, session_id, evidence.take(TranscriptTurn.from_turn(closed)),
+                                  stamp)
     return added
+
+
+def _store_known(uow, session_id, items, stamp):
+    """Store the items of turns the session has stored; the rest name no turn."""
+    stored = uow.turns.known(session_id, {item["turn_id"] for item in items})
+    return uow.evidence.add_many(session_id, [i for i in items if i["turn_id"] in stored], stamp)
 
 
 def _cursor(after):

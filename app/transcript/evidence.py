@@ -56,6 +56,13 @@ class EvidenceLines:
             if event.item_id == tool_id and _is_int(event.info.get("exit_code")):
                 entry[2] = event.info["exit_code"]
 
+    def shell_blocks(self, event):
+        """The event's blocks that evidence reads: shell tool calls and their results."""
+        calls = {b.get("id") for b in event.blocks
+                 if b.get("type") == "tool_use" and b.get("name") in SHELL_TOOLS}
+        return tuple(b for b in event.blocks if self._tool_id(b) or (
+            b.get("type") == "tool_result" and b.get("tool_use_id") in calls))
+
     def take(self, turn):
         """The evidence items of `turn` (a TranscriptTurn), in the order its commands
         ran; the state starts afresh for the next turn."""

@@ -139,12 +139,13 @@ def test_an_argv_command_is_quoted_into_one_line():
     assert command_line(None, "command") == ""
 
 
-def test_backfill_reads_the_retained_buffer_into_the_turns_the_session_stored():
-    uow = ingested(STREAMS / "codex" / "test_runs.jsonl")
-    live = without_turn(uow.evidence.rows)
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_backfill_reads_the_retained_buffer_into_the_turns_the_session_stored(path):
+    uow = ingested(path)
+    live = [(row.turn_id, *without_turn([row])) for row in uow.evidence.rows]
     uow.evidence.rows = []
-    assert evidence_service.backfill(uow, clock=lambda: NOW) == len(live) == 3
-    assert without_turn(uow.evidence.rows) == live
+    assert evidence_service.backfill(uow, clock=lambda: NOW) == len(live)
+    assert [(row.turn_id, *without_turn([row])) for row in uow.evidence.rows] == live
     assert evidence_service.backfill(uow, clock=lambda: NOW) == 0  # already there
 
 
@@ -154,3 +155,20 @@ def test_backfill_skips_a_turn_whose_first_lines_left_the_buffer():
     uow.outputs.forget_before("s1", 4)  # the first turn's opening lines are gone
     evidence_service.backfill(uow, clock=lambda: NOW)
     assert [row.evidence_id for row in uow.evidence.rows] == ["toolu_01JS"]
+
+
+def test_backfill_closes_a_completed_session_s_last_turn_as_its_completion_did():
+    from tests import claude_lines as cl
+
+    uow = FakeUnitOfWork()
+    uow.sessions.add("s1", None, "agent", {}, "claude", STAMP)
+    lines = [cl.assistant(cl.tool_use("b1", "Bash", {"command": "make"})),
+             cl.tool_result("b1", "Exit code 2\nmake: *** [all] Error 2", True)]
+    ingest_output("s1", [Chunk(line, "stdout", n) for n, line in enumerate(lines)], uow,
+                  retention_seconds=60, clock=lambda: NOW)
+    complete_session("s1", 1, uow, clock=lambda: NOW)
+    live = [(row.turn_id, row.exit_code) for row in uow.evidence.rows]
+    uow.evidence.rows = []
+    evidence_service.backfill(uow, clock=lambda: NOW)
+    assert [(row.turn_id, row.exit_code) for row in uow.evidence.rows] == live
+    assert live and live[0][1] == 2

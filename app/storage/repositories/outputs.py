@@ -55,7 +55,7 @@ DELETE_EXPIRED_BATCH = text(
 )
 # The evidence backfill (migration 0017) reads every retained line again, page by page.
 SELECT_SESSIONS_WITH_OUTPUT = text(
-    "SELECT s.session_id, s.provider FROM agent_sessions s WHERE EXISTS"
+    "SELECT s.session_id, s.provider, s.status FROM agent_sessions s WHERE EXISTS"
     " (SELECT 1 FROM remote_runtime_outputs o WHERE o.session_id = s.session_id)"
     " ORDER BY s.session_id"
 )
@@ -122,7 +122,7 @@ class OutputRepository:
             cursor.close()
 
     def buffered_sessions(self):
-        """(session_id, provider) of every session with rows in the buffer."""
+        """(session_id, provider, status) of every session with rows in the buffer."""
         return [tuple(row) for row in self.conn.execute(SELECT_SESSIONS_WITH_OUTPUT)]
 
     def list_lines_after(self, session_id, after, limit):
