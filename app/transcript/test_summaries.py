@@ -87,16 +87,18 @@ def jest_counts(text):
     return _word_counts(lines[-1], r"(\d+) (\w+)", JEST_WORDS)
 
 
-# vitest: "      Tests  1 failed | 41 passed (42)" (the "Test Files" line counts files).
-VITEST_LINE = re.compile(r"^\s*Tests\s{2,}(\d+ \w+(?: \| \d+ \w+)*) \(\d+\)\s*$", re.M)
-VITEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "todo": "skipped"}
+# vitest: "      Tests  1 failed | 41 passed | 2 expected fail (44)" (the "Test Files"
+# line counts files). An `it.fails` test that failed as expected is a pass.
+VITEST_LINE = re.compile(r"^\s*Tests\s{2,}(\d+ [a-z ]+?(?: \| \d+ [a-z ]+?)*) \(\d+\)\s*$", re.M)
+VITEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "todo": "skipped",
+                "expected fail": "passed"}
 
 
 def vitest_counts(text):
     lines = VITEST_LINE.findall(text)
     if not lines:
         return None
-    return _word_counts(lines[-1], r"(\d+) (\w+)", VITEST_WORDS)
+    return _word_counts(lines[-1], r"(\d+) ([a-z ]+?)(?: \||$)", VITEST_WORDS)
 
 
 # cargo test: one "test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured;

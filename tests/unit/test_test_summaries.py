@@ -34,6 +34,14 @@ def test_each_tool_s_summary_is_read_from_its_own_output(name, framework, passed
                              "skipped": skipped, "errors": errors}
 
 
+def test_vitest_counts_an_expected_failure_as_a_pass():
+    text = (" Test Files  1 failed | 32 passed (33)\n"
+            "      Tests  1 failed | 425 passed | 2 expected fail (428)\n"
+            "   Start at  10:00:00\n")
+    assert summarize(text) == {"framework": "vitest", "passed": 427, "failed": 1, "skipped": 0,
+                               "errors": 0}
+
+
 def test_colour_codes_do_not_hide_the_summary():
     coloured = "\x1b[31m\x1b[1m1 failed\x1b[0m, \x1b[32m3 passed\x1b[0m\x1b[31m in 0.10s\x1b[0m\n"
     assert summarize(coloured)["failed"] == 1
