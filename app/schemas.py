@@ -107,6 +107,36 @@ class MessageSchema(BaseSchema):
     timestamp = fields.String(required=True)
 
 
+class TestSummarySchema(BaseSchema):
+    framework = fields.String(required=True, metadata={
+        "description": "pytest, unittest, jest, vitest, go, cargo or mocha"})
+    passed = fields.Integer(required=True)
+    failed = fields.Integer(required=True)
+    skipped = fields.Integer(required=True)
+    errors = fields.Integer(required=True)
+
+
+class EvidenceSchema(BaseSchema):
+    id = fields.Integer(required=True, metadata={"description": "the paging cursor's unit"})
+    evidence_id = fields.String(required=True, metadata={"description": "the tool call's id"})
+    turn_id = fields.String(required=True, metadata={
+        "description": "the turn that ran it: metadata.turn_id of its transcript row"})
+    command = fields.String(required=True)
+    exit_code = fields.Integer(required=True, allow_none=True, metadata={
+        "description": "null where the provider reports none"})
+    is_error = fields.Boolean(required=True)
+    event_range = fields.List(fields.Integer(allow_none=True), required=True, metadata={
+        "description": "[first, last] event index of the buffer lines it came from"})
+    output_head = fields.String(required=True, metadata={
+        "description": "the output's first 4 KiB (all of it, up to 8 KiB)"})
+    output_tail = fields.String(required=True, metadata={
+        "description": "the output's last 4 KiB; empty when output_head holds it all"})
+    output_bytes = fields.Integer(required=True, metadata={"description": "the whole output's UTF-8 size"})
+    test_summary = fields.Nested(TestSummarySchema, required=True, allow_none=True, metadata={
+        "description": "test counts read from the output; null when it reports no test run"})
+    created_at = fields.String(required=True)
+
+
 class SearchHitSchema(BaseSchema):
     message_id = fields.Integer(attribute="id", required=True)
     session_id = fields.String(required=True)
@@ -179,3 +209,4 @@ session_schema = SessionSchema()
 session_list_item_schema = SessionListItemSchema()
 ingest_receipt_schema = IngestReceiptSchema()
 search_hit_schema = SearchHitSchema()
+evidence_schema = EvidenceSchema()

@@ -7,6 +7,7 @@ import copy
 import dataclasses
 
 from app.services.models import AgentSession
+from app.services.models import Evidence
 from app.services.models import LockedSession
 from app.services.models import Message
 from app.services.models import TokenRecord
@@ -97,6 +98,10 @@ class FakeMessages:
         older = [m for m in self.rows if m.session_id == session_id and m.id < before]
         return copy.deepcopy(older[-limit:]) if limit else []
 
+    def ids_of_turns(self, session_id, turn_keys):
+        return {m.turn_key: m.id for m in self.rows
+                if m.session_id == session_id and m.turn_key in set(turn_keys)}
+
     def openers(self, session_ids):
         found = {}
         for sid in session_ids:
@@ -120,9 +125,33 @@ class FakeTurns:
                 added += 1
         return added
 
+    def known(self, session_id, turn_keys):
+        return {key for key in turn_keys if (session_id, key) in self.keys}
+
+
+class FakeEvidence:
+    def __init__(self):
+        self.rows = []  # Evidence, in write order
+
+    def add_many(self, session_id, items, now):
+        known = {(e.session_id, e.turn_id, e.evidence_id) for e in self.rows}
+        added = 0
+        for item in items:
+            if (session_id, item["turn_id"], item["evidence_id"]) in known:
+                continue
+            known.add((session_id, item["turn_id"], item["evidence_id"]))
+            self.rows.append(Evidence(id=len(self.rows) + 1, session_id=session_id,
+                                      created_at=now, **item))
+            added += 1
+        return added
+
+    def list_page(self, session_id, after, limit):
+        return [e for e in self.rows if e.session_id == session_id and e.id > after][:limit]
+
 
 class FakeOutputs:
-    def __init__(self):
+    def __init__(self, sessions=None):
+        self.sessions = sessions  # the FakeSessions of the same unit of work
         self.rows = []  # (session_id, StoredOutput)
         self.live = {}  # (session_id, event_index) -> stored live events
 
@@ -153,6 +182,15 @@ class FakeOutputs:
     def list_feeds_after(self, session_id, after, limit):
         return [(index, data, self.live.get((session_id, index)))
                 for index, data in self.list_after(session_id, after, limit)]
+
+    def buffered_sessions(self):
+        return sorted({(sid, self.sessions.get(sid).provider, self.sessions.get(sid).status)
+                       for sid, _ in self.rows})
+
+    def list_lines_after(self, session_id, after, limit):
+        found = [(o.event_index, o.stream, o.payload)
+                 for sid, o in self.rows if sid == session_id and o.event_index > after]
+        return sorted(found)[:limit]
 
     def oldest_index(self, session_id):
         return min((o.event_index for sid, o in self.rows if sid == session_id), default=None)
@@ -296,12 +334,13 @@ class FakeUnitOfWork(AbstractUnitOfWork):
         self.turn_states = FakeTurnStates()
         self.sessions = FakeSessions(self.turn_states.rows)
         self.messages = FakeMessages()
-        self.outputs = FakeOutputs()
+        self.outputs = FakeOutputs(self.sessions)
         self.turns = FakeTurns()
         self.usage = FakeUsage()
         self.stream_cursors = FakeStreamCursors()
         self.tokens = FakeTokens()
         self.final_events = FakeFinalEvents()
+        self.evidence = FakeEvidence()
         self.commits = 0
 
     def commit(self):

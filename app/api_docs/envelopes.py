@@ -5,6 +5,7 @@ nests a schema of app/schemas.py rather than repeating its fields.
 from marshmallow import fields
 
 from app.schemas import BaseSchema
+from app.schemas import EvidenceSchema
 from app.schemas import MessageSchema
 from app.schemas import SearchHitSchema
 from app.schemas import SessionListItemSchema
@@ -39,6 +40,11 @@ class SessionPageSchema(BaseSchema):
 
 class MessagePageSchema(BaseSchema):
     messages = fields.List(fields.Nested(MessageSchema), required=True)
+    next_cursor = _cursor()
+
+
+class EvidencePageSchema(BaseSchema):
+    evidence = fields.List(fields.Nested(EvidenceSchema), required=True)
     next_cursor = _cursor()
 
 

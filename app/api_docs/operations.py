@@ -105,6 +105,15 @@ def operations(config):
         "errors": error_responses(NOT_FOUND, {422: "`invalid_format`, `invalid_limit` or"
                                                    " `invalid_cursor`"}),
     }
+    yield f"{BASE}/{{session_id}}/evidence", "get", {
+        "operationId": "listEvidence",
+        "summary": "One page of the shell commands the agent ran, with their outcome",
+        "security": USER,
+        "parameters": [SESSION_ID, limit, _query("after", "next_cursor of the last page")],
+        "responses": {200: ("evidence in the order the commands ran",
+                            _json(envelopes.EvidencePageSchema))},
+        "errors": error_responses(NOT_FOUND, {422: "`invalid_limit` or `invalid_cursor`"}),
+    }
     yield f"{BASE}/{{session_id}}/export", "get", {
         "operationId": "exportSession", "summary": "The session as a file to download",
         "security": USER,

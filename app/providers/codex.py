@@ -53,7 +53,7 @@ def parse_item(obj):
     item_id = text_of(item.get("id")) or None
     if not blocks and item_id is None:
         return ignored("empty_item")
-    info = _provisional(kind, item)
+    info = {**_provisional(kind, item), **_exit_code(kind, item)}
     return StreamEvent(ASSISTANT, blocks, item_id=item_id, info=info,
                        item_done=obj.get("type") == "item.completed")
 
@@ -67,6 +67,15 @@ def _provisional(kind, item):
     if not isinstance(output, str) or not output:
         return {}
     return {"provisional_blocks": [_tool_result(item, output, False)]}
+
+
+def _exit_code(kind, item):
+    """A finished command's exit code, beside the blocks (the transcript rows keep
+    none; the evidence record does: app/transcript/evidence.py)."""
+    code = item.get("exit_code")
+    if kind != "command_execution" or not isinstance(code, int) or isinstance(code, bool):
+        return {}
+    return {"exit_code": code}
 
 
 def parse_turn_started(obj):

@@ -22,6 +22,7 @@ from app.services.models import StoredOutput
 from app.services.models import TranscriptDelta
 from app.transcript.accumulator import Accumulator
 from app.transcript.accumulator import runner_note
+from app.transcript.evidence import EvidenceLines
 from app.transcript.flush_policy import policy_for
 from app.transcript.live_events import LiveEvents
 from app.transcript.transcript_turn import TranscriptTurn
@@ -90,16 +91,19 @@ def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now,
         stamp = to_iso(now)
         uow.tokens.expire_session_tokens(session_id, iso_after(now, token_grace_seconds))
         accumulator, live = Accumulator.restore(snapshot), LiveEvents.restore(snapshot)
+        evidence = EvidenceLines.restore(snapshot)
         turn = accumulator.close(completed_at=stamp)
         policy = policy_for(session.session_type, session.context)
         turns = [_transcript_turn(uow, session_id, turn)] if turn else []
         drafts = [policy.draft(turn) for turn in turns]
         delta, row_ids = _write(uow, session_id, turns, drafts, stamp)
+        _record_evidence(uow, session_id, [i for t in turns for i in evidence.take(t)], stamp)
         status = "completed" if exit_code in (0, None) else "failed"
         events = live.for_completion(turns[0] if turns else None, status, exit_code)
         uow.final_events.add(session_id, session.next_event_index,
                              event_lines.encode(events, row_ids), stamp)
-        uow.turn_states.save(session_id, {**accumulator.snapshot(), **live.snapshot()}, stamp)
+        uow.turn_states.save(session_id, {**accumulator.snapshot(), **live.snapshot(),
+                                          **evidence.snapshot()}, stamp)
         uow.sessions.mark_completed(session_id, status, exit_code, stamp)
         uow.sessions.add_messages(session_id, delta.messages, stamp,
                                   new_turns=delta.turns, new_visible=delta.visible)
@@ -204,7 +208,8 @@ def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
     sid = session.session_id
     policy = policy_for(session.session_type, session.context)
     accumulator, live = Accumulator.restore(snapshot), LiveEvents.restore(snapshot)
-    turns, drafts, line_events = [], [], []
+    evidence = EvidenceLines.restore(snapshot)
+    turns, drafts, line_events, items = [], [], [], []
     for out in stored:
         event, closed = None, None
         if out.stream == "stdout":
@@ -212,6 +217,8 @@ def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
             if accumulator.is_repeat(event):
                 event = None  # a re-sent line: no turn content, no live events
             outcomes = accumulator.feed(event, out.event_index, stamp) if event else []
+            if event:
+                evidence.observe(event, out.event_index)
         elif out.stream == "system":
             outcomes = [runner_note(out.event_index, out.payload)]
         else:
@@ -220,6 +227,7 @@ def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
             if isinstance(outcome, Turn):
                 outcome = closed = _transcript_turn(uow, sid, outcome)
                 turns.append(outcome)
+                items.extend(evidence.take(outcome))
             drafts.append(policy.draft(outcome))
         line_events.append(live.for_line(event, out.event_index, stamp, accumulator.buffer,
                                          closed) if event else None)
@@ -227,8 +235,9 @@ def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
     uow.turn_states.append_parts(sid, unsaved.start, unsaved.parts)
     uow.turn_states.replace_parts(sid, unsaved.restated)
     delta, row_ids = _write(uow, sid, turns, drafts, stamp)
+    _record_evidence(uow, sid, items, stamp)
     return (delta, [event_lines.encode(events, row_ids) for events in line_events],
-            {**accumulator.snapshot(), **live.snapshot()})
+            {**accumulator.snapshot(), **live.snapshot(), **evidence.snapshot()})
 
 
 def _transcript_turn(uow, session_id, turn):
@@ -255,6 +264,13 @@ def _write(uow, session_id, turns, drafts, stamp):
     visible = sum(1 for _, d in inserted if d.role == "assistant" and d.content.strip())
     return TranscriptDelta(len(inserted), new_turns, visible), {
         d.turn_key: row_id for row_id, d in inserted}
+
+
+def _record_evidence(uow, session_id, items, stamp):
+    """Store the shell commands of the turns just closed: a statement only when there
+    are some, so a request without commands costs the evidence table nothing."""
+    if items:
+        uow.evidence.add_many(session_id, items, stamp)
 
 
 def _last_index(next_event_index):

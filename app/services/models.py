@@ -139,3 +139,22 @@ class SearchHit:
     # The row's first characters, when it is too long for the database's snippet
     # function to read in bounded time: the service makes the snippet from them.
     head: str | None = None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One shell command an agent ran, and what came of it (app/transcript/evidence.py)."""
+
+    id: int
+    session_id: str
+    evidence_id: str
+    turn_id: str
+    command: str
+    exit_code: int | None
+    is_error: bool
+    event_range: list  # [first, last] buffer index of the lines it came from
+    output_head: str
+    output_tail: str
+    output_bytes: int
+    test_summary: dict | None
+    created_at: str

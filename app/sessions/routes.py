@@ -16,6 +16,7 @@ from app.formats import exports
 from app.formats.openai_format import to_openai_messages
 from app.request_args import load_body
 from app.request_args import page_limit
+from app.services import evidence
 from app.services import search
 from app.services import sessions as service
 from app.services.access import RUNNER
@@ -108,6 +109,19 @@ def messages(session_id):
                                  limit=page_limit(), caller=current_caller())
     return {
         "messages": schemas.message_schema.dump(page.items, many=True),
+        "next_cursor": page.next_cursor,
+    }
+
+
+@bp.get("/<session_id>/evidence")
+@requires(USER, cookie=True)
+def evidence_page(session_id):
+    """GET /api/remote/sessions/<id>/evidence: one page of the shell commands the agent
+    ran, in the order they ran, paged by `after` (the last item's id) and `limit`."""
+    page = evidence.list_evidence(session_id, db.reading(), after=request.args.get("after"),
+                                  limit=page_limit(), caller=current_caller())
+    return {
+        "evidence": schemas.evidence_schema.dump(page.items, many=True),
         "next_cursor": page.next_cursor,
     }
 

@@ -13,6 +13,7 @@ from app.services.clock import utc_now
 from app.services.errors import MigrationError
 from app.storage.repositories.schema_migrations import SchemaMigrationRepository
 from app.storage.unit_of_work import WRITE_OPTION
+from app.storage.unit_of_work import repositories_on
 
 # 0001_create_things.sql runs everywhere; a migration that cannot be portable comes
 # as one file per database, 0009_add_search.sqlite.sql and 0009_add_search.postgresql.sql.
@@ -98,8 +99,22 @@ def status(engine, folder):
     return applied, [m for m in found if m.version not in applied]
 
 
-def upgrade(engine, folder, *, clock=utc_now):
-    """Apply pending migrations in order; return the ones applied now."""
+def backfill_evidence(conn, clock):
+    """0018's Python step: evidence from the retained buffer (app/services/evidence.py)."""
+    from app.services import evidence  # the use case, not needed by any other migration
+
+    evidence.backfill(repositories_on(conn), clock=clock)
+
+
+# Migration name -> a step run after its SQL, in the same transaction, for the data
+# changes SQL cannot make. Keyed by name, so renumbering a migration keeps its step.
+PYTHON_STEPS = {"create_session_evidence": backfill_evidence}
+
+
+def upgrade(engine, folder, *, clock=utc_now, steps=None):
+    """Apply pending migrations in order, each with its Python step (PYTHON_STEPS unless
+    `steps` is given); return the ones applied now."""
+    steps = PYTHON_STEPS if steps is None else steps
     _, pending = status(engine, folder)
     done = []
     for migration in pending:
@@ -113,6 +128,8 @@ def upgrade(engine, folder, *, clock=utc_now):
                     continue
                 for statement in statements:
                     repo.run_statement(statement)
+                if migration.name in steps:
+                    steps[migration.name](conn, clock)
                 repo.record(migration.version, migration.name, to_iso(clock()))
         done.append(migration)
     return done

@@ -3,6 +3,7 @@
 Leaving the `with` block rolls back unless `commit()` was called, so a failed
 use case never leaves half its writes behind.
 """
+from app.storage.repositories.evidence import EvidenceRepository
 from app.storage.repositories.final_events import FinalEventRepository
 from app.storage.repositories.messages import MessageRepository
 from app.storage.repositories.outputs import OutputRepository
@@ -24,7 +25,7 @@ class AbstractUnitOfWork:
     """One transaction with its repositories; leaving it rolls back what was not committed."""
 
     sessions = messages = outputs = turn_states = turns = usage = stream_cursors = tokens = None
-    search = stream_leases = final_events = None
+    search = stream_leases = final_events = evidence = None
 
     def __enter__(self):
         """Start the unit of work."""
@@ -67,18 +68,7 @@ class SqlUnitOfWork(AbstractUnitOfWork):
                 " (nested units of work?)"
             )
         options = {WRITE_OPTION: True} if self._write else {}
-        conn = self._session.connection(execution_options=options)
-        self.sessions = SessionRepository(conn)
-        self.messages = MessageRepository(conn)
-        self.outputs = OutputRepository(conn)
-        self.turn_states = TurnStateRepository(conn)
-        self.turns = TurnRepository(conn)
-        self.usage = UsageRepository(conn)
-        self.stream_cursors = StreamCursorRepository(conn)
-        self.stream_leases = StreamLeaseRepository(conn)
-        self.tokens = TokenRepository(conn)
-        self.search = SearchRepository(conn)
-        self.final_events = FinalEventRepository(conn)
+        _bind(self, self._session.connection(execution_options=options))
         return self
 
     def __exit__(self, *exc_info):
@@ -93,3 +83,25 @@ class SqlUnitOfWork(AbstractUnitOfWork):
     def rollback(self):
         """Roll the transaction back."""
         self._session.rollback()
+
+
+def repositories_on(conn):
+    """The repositories bound to `conn`, inside a transaction its caller owns (a
+    migration's Python step): it has no commit, and leaving it rolls nothing back."""
+    return _bind(AbstractUnitOfWork(), conn)
+
+
+def _bind(uow, conn):
+    uow.sessions = SessionRepository(conn)
+    uow.messages = MessageRepository(conn)
+    uow.outputs = OutputRepository(conn)
+    uow.turn_states = TurnStateRepository(conn)
+    uow.turns = TurnRepository(conn)
+    uow.usage = UsageRepository(conn)
+    uow.stream_cursors = StreamCursorRepository(conn)
+    uow.stream_leases = StreamLeaseRepository(conn)
+    uow.tokens = TokenRepository(conn)
+    uow.search = SearchRepository(conn)
+    uow.final_events = FinalEventRepository(conn)
+    uow.evidence = EvidenceRepository(conn)
+    return uow

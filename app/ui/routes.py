@@ -20,10 +20,12 @@ from app.auth import requires
 from app.errors import service_status
 from app.security_headers import html_security_headers
 from app.services import errors as service_errors
+from app.services import evidence as evidence_service
 from app.services import search as search_service
 from app.services import sessions as service
 from app.services.access import USER
 from app.ui import markdown
+from app.ui.evidence_panel import evidence_panel
 from app.ui.titles import session_title
 from app.ui.transcript import bubbles
 from app.ui.transcript import open_turn_bubble
@@ -32,6 +34,7 @@ bp = Blueprint("ui", __name__, template_folder="templates", static_folder="stati
                static_url_path="/ui/static")
 
 SESSIONS_PER_PAGE = 50
+EVIDENCE_SHOWN = 200  # commands in the page's evidence panel; the API pages through the rest
 
 
 bp.after_request(html_security_headers)
@@ -85,6 +88,9 @@ def session(session_id):
     last_id = found.messages[-1].id if found.messages else 0
     return render_template(
         "ui/session.html", agent_session=found, bubbles=bubbles(found.messages),
+        evidence=_evidence_panel(session_id),
+        evidence_url=url_for("sessions.evidence_page", session_id=session_id),
+        evidence_panel_url=url_for("ui.session_evidence", session_id=session_id),
         title=session_title(found.context, found.messages),
         open_turn=open_turn_bubble(found.open_turn),
         last_message_id=last_id,
@@ -111,6 +117,24 @@ def session_open_turn(session_id):
         "ui/_open_turn.html", open_turn=open_turn_bubble(found.open_turn)))
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+@bp.get("/sessions/<session_id>/evidence")
+@requires(USER, cookie=True, on_missing=login_redirect)
+def session_evidence(session_id):
+    """The evidence panel as an HTML fragment ("" while no command ran); the page reads
+    it again when a turn closes."""
+    response = current_app.make_response(render_template(
+        "ui/_evidence.html", evidence=_evidence_panel(session_id),
+        evidence_url=url_for("sessions.evidence_page", session_id=session_id)))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _evidence_panel(session_id):
+    items, rows, more = evidence_service.evidence_with_rows(
+        session_id, db.reading(), limit=EVIDENCE_SHOWN, caller=current_caller())
+    return evidence_panel(items, rows, more)
 
 
 @bp.get("/sessions/<session_id>/counters")

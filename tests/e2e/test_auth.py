@@ -15,7 +15,7 @@ from app.services import tokens
 from tests import claude_lines as cl
 
 SESSIONS = "/api/remote/sessions"
-READ_ROUTES = ("", "/messages", "/export", "/messages?format=openai")
+READ_ROUTES = ("", "/messages", "/evidence", "/export", "/messages?format=openai")
 WRITE_BODIES = {
     "output": {"chunks": [{"seq": 0, "data": "x"}]},
     "complete": {"exit_code": 0},

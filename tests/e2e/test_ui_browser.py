@@ -401,3 +401,27 @@ def test_a_long_transcript_loads_older_pages_on_demand_in_order(open_page, paged
     expect(page.locator("article.bubble")).to_have_count(8)
     assert bubble_texts(page) == [f"say {n}" for n in range(8)]
     assert page.locator("#load-older").count() == 0  # nothing older is left
+
+
+def test_the_evidence_panel_follows_the_commands_of_closing_turns(open_page, app_server):
+    sid = new_session(app_server.base, "chat")
+    runner = Runner(app_server.base, sid)
+    runner.post(cl.assistant(cl.text("Nothing run yet.")), cl.result())
+    page = open_page(f"{app_server.base}/sessions/{sid}")
+    wait_for_state(page, "live")
+    assert page.locator("#evidence").count() == 0
+
+    runner.post(cl.assistant(cl.tool_use("toolu_py", "Bash", {"command": "pytest -q"})),
+                cl.tool_result("toolu_py", "Exit code 1\n1 failed, 41 passed in 0.52s", True),
+                cl.assistant(cl.text("One test fails.")), cl.result())
+    page.wait_for_selector("#evidence-summary >> text=1 command, tests: 41 passed, 1 failed")
+    page.locator("#evidence > summary").click()
+    runner.post(cl.assistant(cl.tool_use("toolu_ls", "Bash", {"command": "ls"})),
+                cl.tool_result("toolu_ls", "README.md"), cl.assistant(cl.text("Listed.")),
+                cl.result())
+    page.wait_for_selector("#evidence-summary >> text=2 commands, tests: 41 passed, 1 failed")
+    assert page.locator("#evidence").get_attribute("open") is not None  # the reader's choice kept
+    assert page.locator(".evidence-command code").all_inner_texts() == ["pytest -q", "ls"]
+    page.locator("a.evidence-command").first.click()
+    assert page.evaluate("location.hash").startswith("#tool-")
+    assert page.locator(page.evaluate("location.hash")).count() == 1

@@ -338,3 +338,26 @@ def test_half_a_real_turn_is_in_the_first_render_until_its_result(client):
     html = page(client, f"/sessions/{sid}")
     assert 'id="open-turn"' not in html and len(bubble_ids(html)) == 1
     assert client.get(f"/sessions/{sid}/open-turn").get_data(as_text=True).strip() == ""
+
+
+def test_the_evidence_panel_counts_the_commands_and_links_each_to_its_tool_call(client):
+    from pathlib import Path
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "streams" / "claude" / "test_runs.jsonl"
+    sid = create_session(client, provider="claude")
+    post_lines(client, sid, fixture.read_text().splitlines())
+    complete(client, sid)
+    html = page(client, f"/sessions/{sid}")
+    summary = re.search(r'<span id="evidence-summary">(.*?)</span>', html).group(1)
+    assert summary == "3 commands, tests: 81 passed, 2 failed, 3 skipped, 1 error"
+    links = re.findall(r'<a class="evidence-command" href="#([^"]+)"><code>([^<]*)</code>', html)
+    assert [command for _, command in links] == ["pytest", "git status --short", "npx jest"]
+    for target, _ in links:
+        assert f'id="{target}"' in html  # the tool call is on the page
+    assert_no_inline_script(html)
+
+
+def test_a_session_without_commands_shows_no_evidence_panel(client):
+    sid = create_session(client)
+    post_lines(client, sid, [cl.assistant(cl.text("hi")), cl.result()])
+    assert 'id="evidence"' not in page(client, f"/sessions/{sid}")

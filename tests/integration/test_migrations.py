@@ -254,3 +254,76 @@ def test_0017_moves_each_open_turn_header_onto_its_session_and_knows_its_highest
         assert uow.turn_states.load("s1") == json.loads(header)
         locked = uow.sessions.lock_for_write("s1")
         assert (locked.turn_state, locked.max_seq) == (json.loads(header), 2)
+
+
+EVIDENCE_MIGRATION = "create_session_evidence"
+STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
+
+
+def migrate_before(app, folder, name):
+    """Apply every migration numbered below the one named `name`: the previous release."""
+    paths = sorted(Path(app.config["MIGRATIONS_DIR"]).glob("*.sql"))
+    version = next(p.name[:4] for p in paths if p.name[5:].startswith(f"{name}."))
+    for path in paths:
+        if path.name[:4] < version:
+            shutil.copy(path, folder / path.name)
+    migrations.upgrade(db.engine, folder)
+    return next(p.name for p in paths if p.name[:4] == version)
+
+
+def stored_turn_keys(lines):
+    """The turn keys the previous release stored for these lines (the accumulator's)."""
+    from app.providers import get_parser
+    from app.transcript.accumulator import Accumulator
+    from app.transcript.turns import Turn
+
+    accumulator, parse = Accumulator(), get_parser("claude")
+    return [outcome.key for index, line in enumerate(lines)
+            for outcome in accumulator.feed(parse(line), index) if isinstance(outcome, Turn)]
+
+
+def test_evidence_migration_backfills_the_turns_the_retained_buffer_holds(fresh_app, tmp_path):
+    migration = migrate_before(fresh_app, tmp_path, EVIDENCE_MIGRATION)
+    lines = (STREAMS / "claude" / "test_runs.jsonl").read_text().splitlines()
+    keys = stored_turn_keys(lines)
+    with db.engine.begin() as conn:
+        for sid in ("whole", "pruned", "empty"):
+            add_old_session(conn, sid, "agent")
+            conn.execute(text("UPDATE agent_sessions SET provider = 'claude' WHERE session_id = :s"),
+                         {"s": sid})
+            for key in keys:
+                conn.execute(text("INSERT INTO session_turns (session_id, turn_key, closed_at)"
+                                  " VALUES (:s, :k, 't')"), {"s": sid, "k": key})
+        add_old_outputs(conn, "whole", lines)
+        add_old_outputs(conn, "pruned", lines)
+        conn.execute(text("DELETE FROM remote_runtime_outputs WHERE session_id = 'pruned'"
+                          " AND event_index < 4"))  # the first turn's opening lines expired
+    assert len(migrate_next(fresh_app, tmp_path, migration)) == 1
+    with db.engine.connect() as conn:
+        found = conn.execute(text(
+            "SELECT session_id, evidence_id, turn_id, command, exit_code, is_error,"
+            " first_event_index, last_event_index, test_summary FROM session_evidence"
+            " ORDER BY session_id, id")).all()
+    by_session = {}
+    for sid, *rest in found:
+        by_session.setdefault(sid, []).append(tuple(rest))
+    assert [row[0] for row in by_session["whole"]] == ["toolu_01PY", "toolu_01GS", "toolu_01JS"]
+    assert [row[1] for row in by_session["whole"]] == [keys[0], keys[0], keys[1]]
+    assert by_session["whole"][0][2:6] == ("pytest", 1, 1, 3)
+    assert json.loads(by_session["whole"][0][7])["failed"] == 1
+    assert [row[0] for row in by_session["pruned"]] == ["toolu_01JS"]  # only the whole turn
+    assert "empty" not in by_session
+
+
+def test_a_failing_python_step_rolls_its_migration_back(fresh_app, tmp_path):
+    migration = migrate_before(fresh_app, tmp_path, EVIDENCE_MIGRATION)
+    shutil.copy(Path(fresh_app.config["MIGRATIONS_DIR"]) / migration, tmp_path)
+
+    def broken(conn, clock):
+        raise RuntimeError("backfill failed")
+
+    with pytest.raises(RuntimeError, match="backfill failed"):
+        migrations.upgrade(db.engine, tmp_path, steps={EVIDENCE_MIGRATION: broken})
+    _, pending = migrations.status(db.engine, tmp_path)
+    assert [m.name for m in pending] == [EVIDENCE_MIGRATION]
+    assert "session_evidence" not in set(inspect(db.engine).get_table_names())

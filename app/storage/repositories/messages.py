@@ -42,6 +42,10 @@ SELECT_OPENERS = text(
     + FIRST_ID.format(role="assistant", condition="m.content <> ''")
     + ") ORDER BY id"
 ).bindparams(bindparam("session_ids", expanding=True))
+SELECT_IDS_OF_TURNS = text(
+    "SELECT turn_key, id FROM session_messages WHERE session_id = :session_id"
+    " AND turn_key IN :turn_keys"
+).bindparams(bindparam("turn_keys", expanding=True))
 INIT_PREFIX = "Session started:%"  # the system note each provider's init line leaves
 
 
@@ -100,6 +104,14 @@ class MessageRepository:
             message = _to_message(row)
             found.setdefault(message.session_id, []).append(message)
         return found
+
+    def ids_of_turns(self, session_id, turn_keys):
+        """{turn key: id of the row it wrote} for those of `turn_keys` that wrote one."""
+        if not turn_keys:
+            return {}
+        rows = self.conn.execute(SELECT_IDS_OF_TURNS, {"session_id": session_id,
+                                                       "turn_keys": list(turn_keys)})
+        return {key: row_id for key, row_id in rows}
 
 
 def _to_message(row):

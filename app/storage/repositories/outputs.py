@@ -52,6 +52,16 @@ DELETE_EXPIRED_BATCH = text(
     " SELECT session_id, event_index FROM remote_runtime_outputs"
     " WHERE expires_at < :now LIMIT :limit)"
 )
+# The evidence backfill (migration 0018) reads every retained line again, page by page.
+SELECT_SESSIONS_WITH_OUTPUT = text(
+    "SELECT s.session_id, s.provider, s.status FROM agent_sessions s WHERE EXISTS"
+    " (SELECT 1 FROM remote_runtime_outputs o WHERE o.session_id = s.session_id)"
+    " ORDER BY s.session_id"
+)
+SELECT_LINES_AFTER = text(
+    "SELECT event_index, stream, payload FROM remote_runtime_outputs"
+    " WHERE session_id = :session_id AND event_index > :after ORDER BY event_index LIMIT :limit"
+)
 INSERT_COLUMNS = ("session_id, event_index, stream, payload, producer_seq, created_at, expires_at,"
                   " event_json, live_events")
 INSERT_MANY = f"INSERT INTO remote_runtime_outputs ({INSERT_COLUMNS}) VALUES ({', '.join(['{m}'] * 9)})"
@@ -105,6 +115,16 @@ class OutputRepository:
 
     def _fetch(self, sql, params):
         return on_driver(self.conn, sql, params)
+
+    def buffered_sessions(self):
+        """(session_id, provider, status) of every session with rows in the buffer."""
+        return [tuple(row) for row in self.conn.execute(SELECT_SESSIONS_WITH_OUTPUT)]
+
+    def list_lines_after(self, session_id, after, limit):
+        """Up to `limit` (event_index, stream, payload) rows after `after`, in order."""
+        rows = self.conn.execute(SELECT_LINES_AFTER, {"session_id": session_id, "after": after,
+                                                      "limit": limit})
+        return [tuple(row) for row in rows]
 
     def oldest_index(self, session_id):
         """The lowest event_index still retained, or None when the buffer is empty."""

@@ -1,4 +1,7 @@
 """SQL for `session_turns`: every turn key a session has closed, held once."""
+from sqlalchemy import bindparam
+from sqlalchemy import text
+
 from app.storage.repositories.dialect import on_driver
 from app.storage.repositories.dialect import placeholders
 
@@ -7,6 +10,10 @@ INSERT_IF_NEW = (
     "INSERT INTO session_turns (session_id, turn_key, closed_at) VALUES {rows}"
     " ON CONFLICT (session_id, turn_key) DO NOTHING RETURNING turn_key"
 )
+
+SELECT_KNOWN = text(
+    "SELECT turn_key FROM session_turns WHERE session_id = :session_id AND turn_key IN :keys"
+).bindparams(bindparam("keys", expanding=True))
 
 
 class TurnRepository:
@@ -27,3 +34,10 @@ class TurnRepository:
         sql = INSERT_IF_NEW.format(rows=", ".join([row] * len(turn_keys)))
         params = [value for key in turn_keys for value in (session_id, key, now)]
         return len(on_driver(self.conn, sql, params))
+
+    def known(self, session_id, turn_keys):
+        """Which of `turn_keys` the session has closed."""
+        if not turn_keys:
+            return set()
+        rows = self.conn.execute(SELECT_KNOWN, {"session_id": session_id, "keys": list(turn_keys)})
+        return {row[0] for row in rows}

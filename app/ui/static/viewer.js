@@ -127,6 +127,24 @@ async function refreshCounters() {
   }
 }
 
+// The evidence panel is server-rendered; a closed turn may have added commands to it.
+async function refreshEvidence() {
+  const slot = document.getElementById("evidence-slot");
+  if (!slot) return;
+  try {
+    const response = await fetch(transcript.dataset.evidenceUrl, { cache: "no-store" });
+    if (!response.ok) throw new Error(`evidence: HTTP ${response.status}`);
+    const wasOpen = Boolean(document.getElementById("evidence")?.open);
+    const template = document.createElement("template");
+    template.innerHTML = await response.text(); // server-escaped HTML, inert
+    slot.replaceChildren(template.content);
+    const panel = document.getElementById("evidence");
+    if (panel && wasOpen) panel.open = true;
+  } catch (err) {
+    console.warn(err);
+  }
+}
+
 // --- The provisional bubble, built from DOM nodes and text nodes only ---
 
 function el(tag, className, text) {
@@ -377,6 +395,7 @@ function onBlockEvent(name, data) {
 
 function onTurnCompleted(data) {
   refreshCounters();
+  refreshEvidence();
   refresh().then(() => {
     const current = openTurn();
     if (current && current.dataset.turnId === data.turn_id) current.remove();
@@ -399,6 +418,7 @@ const HANDLERS = {
     refresh();
     resyncOpenTurn();
     refreshCounters();
+    refreshEvidence();
   },
 };
 
@@ -429,6 +449,7 @@ function connect() {
     if (status) showStatus(status);
     refresh().then(() => openTurn()?.remove());
     refreshCounters();
+    refreshEvidence();
   });
   source.addEventListener("error", () => {
     if (state.ended) return;

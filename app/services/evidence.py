@@ -1,0 +1,96 @@
+"""The evidence record: read a session's shell commands page by page, and backfill it
+from the retained output buffer when the evidence table is first created."""
+from dataclasses import replace
+
+from app.providers import get_parser
+from app.services.access import OPEN
+from app.services.clock import to_iso
+from app.services.clock import utc_now
+from app.services.errors import InvalidCursor
+from app.services.models import Page
+from app.services.sessions import MAX_MESSAGE_ID
+from app.services.sessions import readable_session
+from app.transcript.accumulator import Accumulator
+from app.transcript.evidence import EvidenceLines
+from app.transcript.transcript_turn import TranscriptTurn
+from app.transcript.turns import Turn
+
+BACKFILL_PAGE = 1000  # buffer rows read at a time, so a long session is never held whole
+
+
+def list_evidence(session_id, uow, *, after=None, limit, caller=OPEN):
+    """One keyset page of the session's evidence, in the order its commands ran; the
+    cursor is the last item's id. Readable by whoever may read the session."""
+    after_id = _cursor(after)
+    with uow:
+        readable_session(uow, session_id, caller)
+        items = uow.evidence.list_page(session_id, after_id, limit)
+    return Page(items, str(items[-1].id) if len(items) == limit else None)
+
+
+def evidence_with_rows(session_id, uow, *, limit, caller=OPEN):
+    """(the first `limit` evidence items, {turn id: id of the row that turn wrote}, whether
+    more items follow): what the viewer's panel shows, read in one transaction."""
+    with uow:
+        readable_session(uow, session_id, caller)
+        items = uow.evidence.list_page(session_id, 0, limit + 1)
+        rows = uow.messages.ids_of_turns(session_id, {item.turn_id for item in items[:limit]})
+    return items[:limit], rows, len(items) > limit
+
+
+def backfill(uow, *, clock=utc_now):
+    """Evidence for every turn the retained buffer still holds whole; returns how many
+    items were stored. Run inside the caller's transaction (the migration's): it
+    neither begins nor commits.
+
+    Each session's stdout lines are read again with its provider's parser into a fresh
+    accumulator: a turn comes out under the same key it was stored with as long as the
+    buffer holds all its lines, and a turn whose first lines were pruned comes out under
+    another key, which names no stored turn and is skipped. A completed session's last
+    turn is closed as its completion closed it; a running session's open turn gets its
+    evidence from ingest, when it closes.
+    """
+    stamp, added = to_iso(clock()), 0
+    for session_id, provider, status in uow.outputs.buffered_sessions():
+        parse_line = get_parser(provider)
+        accumulator, evidence = Accumulator(), EvidenceLines()
+        after = -1
+        while rows := uow.outputs.list_lines_after(session_id, after, BACKFILL_PAGE):
+            items = []
+            for event_index, stream, payload in rows:
+                if stream != "stdout":
+                    continue
+                # Only the blocks evidence reads: a turn's key is a digest of its line
+                # ids, not of its blocks, and a whole `claude -p` run is one turn.
+                event = parse_line(payload)
+                event = replace(event, blocks=evidence.shell_blocks(event))
+                outcomes = accumulator.feed(event, event_index, stamp)
+                evidence.observe(event, event_index)  # in the order ingest keeps
+                for outcome in outcomes:
+                    if isinstance(outcome, Turn):
+                        items.extend(evidence.take(TranscriptTurn.from_turn(outcome)))
+            added += _store_known(uow, session_id, items, stamp)  # a page's worth at a time
+            after = rows[-1][0]
+        closed = accumulator.close() if status != "running" else None  # as completion did
+        if closed:
+            added += _store_known(uow, session_id, evidence.take(TranscriptTurn.from_turn(closed)),
+                                  stamp)
+    return added
+
+
+def _store_known(uow, session_id, items, stamp):
+    """Store the items of turns the session has stored; the rest name no turn."""
+    stored = uow.turns.known(session_id, {item["turn_id"] for item in items})
+    return uow.evidence.add_many(session_id, [i for i in items if i["turn_id"] in stored], stamp)
+
+
+def _cursor(after):
+    if after in (None, ""):
+        return 0
+    try:
+        value = int(after)
+    except ValueError:
+        raise InvalidCursor("cursor must be an evidence id", {"after": after}) from None
+    if not 0 <= value <= MAX_MESSAGE_ID:
+        raise InvalidCursor("cursor is not an evidence id", {"after": after})
+    return value

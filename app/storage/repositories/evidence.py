@@ -1,0 +1,74 @@
+"""SQL for `session_evidence`: the shell commands agents ran, kept with their outcome."""
+import json
+
+from sqlalchemy import text
+
+from app.services.models import Evidence
+from app.storage.repositories.dialect import placeholders
+
+INSERT_COLUMNS = ("session_id, turn_id, evidence_id, command, exit_code, is_error,"
+                  " first_event_index, last_event_index, output_head, output_tail, output_bytes,"
+                  " test_summary, created_at")
+# One row of VALUES per item; a (turn, call) stored already is skipped, so a replayed
+# turn is a no-op.
+INSERT_IF_NEW = (
+    f"INSERT INTO session_evidence ({INSERT_COLUMNS}) VALUES {{rows}}"
+    " ON CONFLICT (session_id, turn_id, evidence_id) DO NOTHING RETURNING id"
+)
+BATCH_ROWS = 500  # rows per statement: well within every driver's parameter limit
+SELECT_PAGE = text(
+    f"SELECT id, {INSERT_COLUMNS} FROM session_evidence"
+    " WHERE session_id = :session_id AND id > :after ORDER BY id LIMIT :limit"
+)
+
+
+class EvidenceRepository:
+    """Writes and pages evidence rows on one connection (inside its transaction)."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def add_many(self, session_id, items, now):
+        """Store evidence items (dicts of app/transcript/evidence.py) in one statement, in
+        order, each unless stored already; returns how many were new. On the driver's
+        cursor, as the transcript rows are: this runs on the ingest path."""
+        if not items:
+            return 0
+        row = f"({placeholders(self.conn, 13)})"
+        added = 0
+        cursor = self.conn.connection.cursor()
+        try:
+            for at in range(0, len(items), BATCH_ROWS):
+                batch = items[at:at + BATCH_ROWS]
+                cursor.execute(INSERT_IF_NEW.format(rows=", ".join([row] * len(batch))),
+                               [value for item in batch for value in _values(session_id, item, now)])
+                added += len(cursor.fetchall())
+        finally:
+            cursor.close()
+        return added
+
+    def list_page(self, session_id, after, limit):
+        """Evidence with id > `after`, in the order the commands ran (write order)."""
+        rows = self.conn.execute(
+            SELECT_PAGE, {"session_id": session_id, "after": after, "limit": limit}).mappings()
+        return [_to_evidence(row) for row in rows]
+
+
+def _values(session_id, item, now):
+    first, last = item["event_range"]
+    summary = item["test_summary"]
+    return (session_id, item["turn_id"], item["evidence_id"], item["command"], item["exit_code"],
+            1 if item["is_error"] else 0, first, last, item["output_head"], item["output_tail"],
+            item["output_bytes"], json.dumps(summary) if summary is not None else None, now)
+
+
+def _to_evidence(row):
+    return Evidence(
+        id=row["id"], session_id=row["session_id"], evidence_id=row["evidence_id"],
+        turn_id=row["turn_id"], command=row["command"], exit_code=row["exit_code"],
+        is_error=bool(row["is_error"]),
+        event_range=[row["first_event_index"], row["last_event_index"]],
+        output_head=row["output_head"], output_tail=row["output_tail"],
+        output_bytes=row["output_bytes"],
+        test_summary=json.loads(row["test_summary"]) if row["test_summary"] else None,
+        created_at=row["created_at"])

@@ -1,0 +1,141 @@
+"""The evidence record: every shell command a turn ran, with its outcome.
+
+A command is a tool call of one of SHELL_TOOLS (Claude's `Bash`, Codex's
+`command_execution` item, Gemini's `run_shell_command`) together with its
+tool_result. The record is read from the closed turn's normalized content
+blocks, the same ones its transcript row holds, so the transcript itself is
+untouched; what the blocks do not say, the buffer lines each command came from
+and the exit code a provider reports beside the blocks, `EvidenceLines` notes
+while the turn is open, in a small state kept with the turn's snapshot. Pure.
+"""
+import re
+import shlex
+
+from app.formats.tool_text import tool_result_text
+from app.transcript.test_summaries import summarize
+
+# Tool name -> the input field that holds the command line.
+SHELL_TOOLS = {"Bash": "command", "command_execution": "command", "run_shell_command": "command"}
+EXCERPT_BYTES = 4096  # the output keeps its first and its last EXCERPT_BYTES
+# A turn running more commands than this keeps no line range for the rest (they
+# fall back to the turn's range), so the stored state stays bounded.
+MAX_TRACKED = 1000
+# Claude Code gives no exit code field, but starts a failed Bash result with
+# "Exit code 2". Gemini's stream-json gives none at all.
+CLAUDE_EXIT_CODE = re.compile(r"Exit code (-?\d+)\b")
+
+
+class EvidenceLines:
+    """For the open turn: shell tool id -> [first event index, last event index,
+    exit code or None], stored under the snapshot's "evidence" key."""
+
+    def __init__(self, state=None):
+        self.state = dict(state or {})
+
+    @classmethod
+    def restore(cls, snapshot):
+        """From the stored turn snapshot (no "evidence" key before the evidence table)."""
+        return cls((snapshot or {}).get("evidence"))
+
+    def snapshot(self):
+        """What to store beside the accumulator's snapshot: nothing between commands."""
+        return {"evidence": self.state} if self.state else {}
+
+    def observe(self, event, event_index):
+        """Note the line of a shell tool call, of its result, or of its new state."""
+        for block in event.blocks:
+            tool_id = self._tool_id(block)
+            if not tool_id:
+                continue
+            entry = self.state.get(tool_id)
+            if entry is None:
+                if len(self.state) >= MAX_TRACKED:
+                    continue
+                entry = self.state[tool_id] = [event_index, event_index, None]
+            entry[1] = event_index
+            if event.item_id == tool_id and _is_int(event.info.get("exit_code")):
+                entry[2] = event.info["exit_code"]
+
+    def shell_blocks(self, event):
+        """The event's blocks that evidence reads: shell tool calls and their results."""
+        calls = {b.get("id") for b in event.blocks
+                 if b.get("type") == "tool_use" and b.get("name") in SHELL_TOOLS}
+        return tuple(b for b in event.blocks if self._tool_id(b) or (
+            b.get("type") == "tool_result" and b.get("tool_use_id") in calls))
+
+    def take(self, turn):
+        """The evidence items of `turn` (a TranscriptTurn), in the order its commands
+        ran; the state starts afresh for the next turn."""
+        lines, self.state = self.state, {}
+        return evidence_items(turn, lines)
+
+    def _tool_id(self, block):
+        if block.get("type") == "tool_use" and block.get("name") in SHELL_TOOLS:
+            return block.get("id") if isinstance(block.get("id"), str) else None
+        if block.get("type") == "tool_result" and block.get("tool_use_id") in self.state:
+            return block["tool_use_id"]
+        return None
+
+
+def evidence_items(turn, lines=None):
+    """One dict per shell command of `turn`: evidence_id, turn_id, command, exit_code,
+    is_error, event_range, output_head, output_tail, output_bytes, test_summary."""
+    lines = lines or {}
+    results = {b.get("tool_use_id"): b for b in turn.content_blocks if b.get("type") == "tool_result"}
+    items, seen = [], set()
+    for block in turn.content_blocks:
+        name, tool_id = block.get("name"), block.get("id")
+        if block.get("type") != "tool_use" or name not in SHELL_TOOLS:
+            continue
+        if not isinstance(tool_id, str) or not tool_id or tool_id in seen:
+            continue
+        seen.add(tool_id)
+        result = results.get(tool_id)
+        output = tool_result_text(result.get("content")) if result else ""
+        first, last, exit_code = lines.get(tool_id) or [*turn.event_range, None]
+        if exit_code is None and result:
+            exit_code = exit_code_in(output, bool(result.get("is_error")))
+        head, tail, size = excerpt(output)
+        items.append({
+            "evidence_id": tool_id,
+            "turn_id": turn.turn_id,
+            "command": command_line(block.get("input"), SHELL_TOOLS[name]),
+            "exit_code": exit_code,
+            "is_error": bool(result and result.get("is_error")) or bool(exit_code),
+            "event_range": [first, last],
+            "output_head": head,
+            "output_tail": tail,
+            "output_bytes": size,
+            "test_summary": summarize(output),
+        })
+    return items
+
+
+def command_line(tool_input, field):
+    """The command as one line of text: a string as it is, an argv list quoted."""
+    value = tool_input.get(field) if isinstance(tool_input, dict) else None
+    if isinstance(value, list) and all(isinstance(part, str) for part in value):
+        return shlex.join(value)
+    return value if isinstance(value, str) else ""
+
+
+def exit_code_in(output, is_error):
+    """The exit code a provider wrote into the result text, or None. The prefix counts
+    on failed results only: a successful command may print those words itself."""
+    match = CLAUDE_EXIT_CODE.match(output) if is_error else None
+    return int(match[1]) if match else None
+
+
+def excerpt(output):
+    """(head, tail, total UTF-8 bytes): the whole output in `head` when it fits in
+    two excerpts, else its first and its last EXCERPT_BYTES (cut on a character)."""
+    data = output.encode("utf-8", "surrogatepass")
+    if len(data) <= 2 * EXCERPT_BYTES:
+        return output, "", len(data)
+    head = data[:EXCERPT_BYTES].decode("utf-8", "ignore")
+    tail = data[-EXCERPT_BYTES:].decode("utf-8", "ignore")
+    return head, tail, len(data)
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -1,0 +1,177 @@
+"""Test-run summaries read from a command's output: how many tests passed, failed,
+were skipped or errored, for pytest, unittest, jest, vitest, go test, cargo test
+and mocha.
+
+Each reader looks for its tool's own summary lines and returns None when they are
+absent, so an output that merely mentions "passed" is no test run. Colour codes
+are stripped first: agents often run test tools on a terminal-like pipe. Pure.
+"""
+import re
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+FIELDS = ("passed", "failed", "skipped", "errors")
+# A word every reader's summary line holds; an output with none of them is no test run.
+MAY_REPORT_TESTS = re.compile(
+    r"passed|passing|failed|error|skipped|deselected|Ran \d|test result|Tests|--- |^ok |FAIL"
+    r"|no tests ran", re.M)
+
+
+def summarize(output):
+    """{framework, passed, failed, skipped, errors} of the first reader that
+    recognises `output`, or None when no test run is reported in it."""
+    if not isinstance(output, str) or not output:
+        return None
+    if not MAY_REPORT_TESTS.search(output):
+        return None  # most outputs: one scan, not one per reader
+    text = ANSI.sub("", output)
+    for framework, reader in READERS:
+        counts = reader(text)
+        if counts is not None:
+            return {"framework": framework, **{key: counts.get(key, 0) for key in FIELDS}}
+    return None
+
+
+# pytest: "==== 41 passed, 1 failed, 2 skipped in 0.52s ====" (with -q the same
+# words without the rule of = signs). Words map onto the four counts.
+PYTEST_LINE = re.compile(
+    r"^=*\s*((?:\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed|deselected|warnings?)"
+    r"(?:, )?)+) in [\d.]+s\b.*$", re.M)
+PYTEST_NO_TESTS = re.compile(r"^=+ no tests ran in [\d.]+s", re.M)
+PYTEST_WORDS = {"passed": "passed", "xpassed": "passed", "failed": "failed", "skipped": "skipped",
+                "xfailed": "skipped", "error": "errors", "errors": "errors"}
+
+
+def pytest_counts(text):
+    lines = PYTEST_LINE.findall(text)
+    if not lines:
+        return {} if PYTEST_NO_TESTS.search(text) else None
+    counts = {}
+    for number, word in re.findall(r"(\d+) (\w+)", lines[-1]):
+        key = PYTEST_WORDS.get(word)
+        if key:
+            counts[key] = counts.get(key, 0) + int(number)
+    return counts
+
+
+# unittest: "Ran 12 tests in 0.003s", a blank line, then "OK", "OK (skipped=2)" or
+# "FAILED (failures=1, errors=2, skipped=3)".
+UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n(OK|FAILED)(?: \(([^)]*)\))?", re.M)
+UNITTEST_WORDS = {"failures": "failed", "errors": "errors", "skipped": "skipped",
+                  "expected failures": "skipped", "unexpected successes": "failed"}
+
+
+def unittest_counts(text):
+    runs = UNITTEST_RAN.findall(text)
+    if not runs:
+        return None
+    ran, _, details = runs[-1]
+    counts = {}
+    for word, number in re.findall(r"([a-z ]+)=(\d+)", details):
+        key = UNITTEST_WORDS.get(word.strip())
+        if key:
+            counts[key] = counts.get(key, 0) + int(number)
+    # Expected failures are counted as run but not failed; they are "skipped" here.
+    counts["passed"] = max(0, int(ran) - sum(counts.values()))
+    return counts
+
+
+# jest: "Tests:       1 failed, 2 skipped, 40 passed, 43 total".
+JEST_LINE = re.compile(r"^Tests:\s+(.*\d+ total)\s*$", re.M)
+JEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "todo": "skipped"}
+
+
+def jest_counts(text):
+    lines = JEST_LINE.findall(text)
+    if not lines:
+        return None
+    return _word_counts(lines[-1], r"(\d+) (\w+)", JEST_WORDS)
+
+
+# vitest: "      Tests  1 failed | 41 passed | 2 expected fail (44)" (the "Test Files"
+# line counts files). An `it.fails` test that failed as expected is a pass.
+VITEST_LINE = re.compile(r"^\s*Tests\s{2,}(\d+ [a-z ]+?(?: \| \d+ [a-z ]+?)*) \(\d+\)\s*$", re.M)
+VITEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "todo": "skipped",
+                "expected fail": "passed"}
+
+
+def vitest_counts(text):
+    lines = VITEST_LINE.findall(text)
+    if not lines:
+        return None
+    return _word_counts(lines[-1], r"(\d+) ([a-z ]+?)(?: \||$)", VITEST_WORDS)
+
+
+# cargo test: one "test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured;
+# 0 filtered out; finished in 0.00s" per test binary (unit, integration, doc tests): summed.
+CARGO_LINE = re.compile(r"^test result: (?:ok|FAILED)\. (.*)$", re.M)
+CARGO_WORDS = {"passed": "passed", "failed": "failed", "ignored": "skipped"}
+
+
+def cargo_counts(text):
+    lines = CARGO_LINE.findall(text)
+    if not lines:
+        return None
+    counts = {}
+    for line in lines:
+        for key, number in _word_counts(line, r"(\d+) (\w+)", CARGO_WORDS).items():
+            counts[key] = counts.get(key, 0) + number
+    return counts
+
+
+# mocha (spec reporter): "  41 passing (12ms)", "  2 pending", "  1 failing".
+MOCHA_PASSING = re.compile(r"^\s*(\d+) passing \(\d+(?:\.\d+)?m?s\)\s*$", re.M)
+MOCHA_OTHER = re.compile(r"^\s*(\d+) (pending|failing)\s*$", re.M)
+MOCHA_WORDS = {"pending": "skipped", "failing": "failed"}
+
+
+def mocha_counts(text):
+    passing = MOCHA_PASSING.findall(text)
+    if not passing:
+        return None
+    counts = {"passed": int(passing[-1])}
+    for number, word in MOCHA_OTHER.findall(text):
+        counts[MOCHA_WORDS[word]] = int(number)
+    return counts
+
+
+# go test -v: one "--- PASS: TestX (0.00s)" line per test and subtest (indented);
+# without -v only failures get one. "FAIL\tpkg [build failed]" and "panic:" are errors.
+GO_RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): \S+ \([\d.]+s\)", re.M)
+GO_PACKAGE = re.compile(r"^(?:ok|FAIL|\?)\s+\S+\s+(?:[\d.]+s|\[[^\]]+\]|\(cached\))", re.M)
+GO_BROKEN = re.compile(r"^FAIL\s+\S+\s+\[(?:build|setup) failed\]", re.M)
+GO_WORDS = {"PASS": "passed", "FAIL": "failed", "SKIP": "skipped"}
+
+
+def go_counts(text):
+    results = GO_RESULT.findall(text)
+    if not results and not GO_PACKAGE.search(text):
+        return None
+    counts = {}
+    for word in results:
+        counts[GO_WORDS[word]] = counts.get(GO_WORDS[word], 0) + 1
+    broken = len(GO_BROKEN.findall(text))
+    if broken:
+        counts["errors"] = broken
+    return counts
+
+
+def _word_counts(line, pattern, words):
+    counts = {}
+    for number, word in re.findall(pattern, line):
+        key = words.get(word)
+        if key:
+            counts[key] = counts.get(key, 0) + int(number)
+    return counts
+
+
+# Most specific first: cargo's and unittest's lines are unmistakable, pytest's
+# summary could otherwise hide inside nothing else; go's package lines last.
+READERS = (
+    ("cargo", cargo_counts),
+    ("pytest", pytest_counts),
+    ("unittest", unittest_counts),
+    ("jest", jest_counts),
+    ("vitest", vitest_counts),
+    ("mocha", mocha_counts),
+    ("go", go_counts),
+)

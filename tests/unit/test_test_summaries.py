@@ -1,0 +1,79 @@
+"""Test-run summaries, each read from its tool's real output format."""
+import pathlib
+
+import pytest
+
+from app.transcript.test_summaries import summarize
+
+OUTPUTS = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "test_outputs"
+
+
+def summary(name):
+    return summarize((OUTPUTS / name).read_text("utf-8"))
+
+
+# (file, framework, passed, failed, skipped, errors): what the tool's own summary says.
+CASES = [
+    ("pytest.txt", "pytest", 41, 1, 1, 1),
+    ("pytest_quiet.txt", "pytest", 40, 0, 2, 0),
+    ("unittest.txt", "unittest", 7, 1, 1, 1),
+    ("unittest_ok.txt", "unittest", 7, 0, 0, 0),
+    ("jest.txt", "jest", 40, 1, 2, 0),
+    ("vitest.txt", "vitest", 40, 1, 1, 0),
+    ("go_test.txt", "go", 2, 2, 1, 0),
+    ("go_build_failed.txt", "go", 0, 0, 0, 1),
+    ("cargo_test.txt", "cargo", 5, 1, 1, 0),
+    ("mocha.txt", "mocha", 2, 1, 1, 0),
+]
+
+
+@pytest.mark.parametrize(("name", "framework", "passed", "failed", "skipped", "errors"), CASES)
+def test_each_tool_s_summary_is_read_from_its_own_output(name, framework, passed, failed,
+                                                           skipped, errors):
+    assert summary(name) == {"framework": framework, "passed": passed, "failed": failed,
+                             "skipped": skipped, "errors": errors}
+
+
+def test_vitest_counts_an_expected_failure_as_a_pass():
+    text = (" Test Files  1 failed | 32 passed (33)\n"
+            "      Tests  1 failed | 425 passed | 2 expected fail (428)\n"
+            "   Start at  10:00:00\n")
+    assert summarize(text) == {"framework": "vitest", "passed": 427, "failed": 1, "skipped": 0,
+                               "errors": 0}
+
+
+def test_colour_codes_do_not_hide_the_summary():
+    coloured = "\x1b[31m\x1b[1m1 failed\x1b[0m, \x1b[32m3 passed\x1b[0m\x1b[31m in 0.10s\x1b[0m\n"
+    assert summarize(coloured)["failed"] == 1
+    assert summarize(coloured)["passed"] == 3
+
+
+def test_the_last_pytest_summary_counts_when_a_run_repeats():
+    text = "1 failed, 2 passed in 0.1s\n...\n3 passed in 0.1s\n"
+    assert summarize(text)["failed"] == 0
+    assert summarize(text)["passed"] == 3
+
+
+@pytest.mark.parametrize(("line", "counts"), [
+    ("==== 2 failed in 0.10s ====", (0, 2, 0, 0)),
+    ("==== 1 error in 0.10s ====", (0, 0, 0, 1)),
+    ("==== 3 skipped in 0.10s ====", (0, 0, 3, 0)),
+    ("==== 4 deselected in 0.10s ====", (0, 0, 0, 0)),
+])
+def test_a_pytest_run_without_any_pass_is_still_read(line, counts):
+    found = summarize(f"collected 4 items\n\n{line}\n")
+    assert found["framework"] == "pytest"
+    assert (found["passed"], found["failed"], found["skipped"], found["errors"]) == counts
+
+
+def test_pytest_with_nothing_collected_is_a_run_of_zero():
+    assert summarize("collected 0 items\n\n============ no tests ran in 0.01s ============\n") == {
+        "framework": "pytest", "passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+
+
+@pytest.mark.parametrize("output", [
+    "", None, "ls: cannot access 'x': No such file or directory\n",
+    "all 12 checks passed\n", "Tests passed!\n", "diff --git a/x b/x\n+assert passed\n",
+])
+def test_output_that_reports_no_test_run_has_no_summary(output):
+    assert summarize(output) is None
