@@ -22,6 +22,7 @@ import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from sqlalchemy import create_engine
 from sqlalchemy import make_url
@@ -91,6 +92,23 @@ def claude_lines(n, seed=7):
     return lines
 
 
+class Rate(NamedTuple):
+    """Lines per second by the wall clock, and per second of this process's CPU time.
+    On a shared machine the CPU rate moves less with the neighbours' load; it counts
+    only this process, so it is reported for SQLite (in-process) alone."""
+
+    wall: float
+    cpu: float
+
+
+@contextmanager
+def timed(count, into):
+    """Time the block; append its Rate for `count` lines to the list `into`."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    yield
+    into.append(Rate(count / (time.perf_counter() - wall), count / (time.process_time() - cpu)))
+
+
 def bench_baseline(path, lines):
     """Raw sqlite3, one transaction per row: the cost of durability alone."""
     conn = sqlite3.connect(path, isolation_level=None)  # we issue BEGIN/COMMIT ourselves
@@ -102,14 +120,14 @@ def bench_baseline(path, lines):
                  " PRIMARY KEY (session_id, event_index))")
     insert = "INSERT INTO remote_runtime_outputs VALUES (?, ?, 'stdout', ?, ?, ?, ?)"
     sid, stamp = str(uuid.uuid4()), "2026-01-01T00:00:00.000000Z"
-    start = time.perf_counter()
-    for i, line in enumerate(lines):
-        conn.execute("BEGIN IMMEDIATE")  # what a turnlog writer takes, too
-        conn.execute(insert, (sid, i, line, i, stamp, stamp))
-        conn.execute("COMMIT")
-    elapsed = time.perf_counter() - start
+    rate = []
+    with timed(len(lines), rate):
+        for i, line in enumerate(lines):
+            conn.execute("BEGIN IMMEDIATE")  # what a turnlog writer takes, too
+            conn.execute(insert, (sid, i, line, i, stamp, stamp))
+            conn.execute("COMMIT")
     conn.close()
-    return len(lines) / elapsed
+    return rate[0]
 
 
 @contextmanager
@@ -141,32 +159,32 @@ def bench_baseline_url(url, lines):
         conn.commit()
         insert = "INSERT INTO remote_runtime_outputs VALUES (%s, %s, 'stdout', %s, %s, %s, %s)"
         sid, stamp = str(uuid.uuid4()), "2026-01-01T00:00:00.000000Z"
-        start = time.perf_counter()
-        for i, line in enumerate(lines):
-            cur.execute(insert, (sid, i, line, i, stamp, stamp))
-            conn.commit()
-        elapsed = time.perf_counter() - start
+        rate = []
+        with timed(len(lines), rate):
+            for i, line in enumerate(lines):
+                cur.execute(insert, (sid, i, line, i, stamp, stamp))
+                conn.commit()
     finally:
         conn.close()
         engine.dispose()
-    return len(lines) / elapsed
+    return rate[0]
 
 
 def bench_service(url, lines, batch):
-    """ingest_output as a runner drives it: `batch` lines per call. Returns (events/s, check)."""
+    """ingest_output as a runner drives it: `batch` lines per call. Returns (Rate, check)."""
     app = create_app({"SQLALCHEMY_DATABASE_URI": url})
     with app.app_context():
         migrations.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
         sid = sessions.open_session({"session_type": "agent"}, db.writing()).session_id
         chunks = [Chunk(line, "stdout", seq) for seq, line in enumerate(lines)]
-        start = time.perf_counter()
-        for at in range(0, len(chunks), batch):
-            ingest_output(sid, chunks[at:at + batch], db.writing(), retention_seconds=86400)
-        elapsed = time.perf_counter() - start
+        rate = []
+        with timed(len(lines), rate):
+            for at in range(0, len(chunks), batch):
+                ingest_output(sid, chunks[at:at + batch], db.writing(), retention_seconds=86400)
         check = verify(sid)
         sqla.session.remove()
         sqla.engine.dispose()  # release the file before the temp dir goes
-    return len(lines) / elapsed, check
+    return rate[0], check
 
 
 def verify(sid):
@@ -188,7 +206,7 @@ def backend_name(database_url):
 
 
 def measure(lines, batches, database_url=None):
-    """(baseline events/s, [(events/s, check) for each batch size in `batches`]...).
+    """(baseline Rate, (Rate, check) for each batch size in `batches`...).
 
     A fresh database per run, so no run pays for another's rows or WAL: SQLite files
     in a temporary folder, or (with `database_url`) a new PostgreSQL schema each.
@@ -227,21 +245,27 @@ def main():
     # are taken within a round, so a machine that is busier in one round than another
     # moves the floor and the service together.
     rounds = [measure(lines, (args.batch, 1), args.database_url) for _ in range(args.runs)]
-    base = median([r[0] for r in rounds])
-    batched = median([r[1][0] for r in rounds])
-    single = median([r[2][0] for r in rounds])
-    batched_ratio = median([r[1][0] / r[0] for r in rounds])
-    single_ratio = median([r[2][0] / r[0] for r in rounds])
 
+    def figures(clock):
+        rates = [[getattr(r[0], clock), getattr(r[1][0], clock), getattr(r[2][0], clock)]
+                 for r in rounds]
+        medians = [median([rate[at] for rate in rates]) for at in range(3)]
+        ratios = [[rate[at] / rate[0] for rate in rates] for at in (1, 2)]
+        return medians, [median(r) for r in ratios], ratios
+
+    (base, batched, single), (batched_ratio, single_ratio), per_round = figures("wall")
     print(f"{args.events} events, avg {sum(map(len, lines)) / len(lines):.0f} B/line,"
           f" median of {args.runs} rounds\n")
     print(f"{'run':<28}{'events/s':>12}{'vs baseline':>14}")
     print(f"{f'baseline {backend}, 1/commit':<28}{base:>12,.0f}{1:>14.2f}")
     print(f"{f'service, batch {args.batch}':<28}{batched:>12,.0f}{batched_ratio:>14.3f}")
     print(f"{'service, batch 1':<28}{single:>12,.0f}{single_ratio:>14.3f}")
-    print("\nratios per round: batch {}: {}; batch 1: {}".format(
-        args.batch, ", ".join(f"{r[1][0] / r[0]:.3f}" for r in rounds),
-        ", ".join(f"{r[2][0] / r[0]:.3f}" for r in rounds)))
+    print(f"\nratios per round: batch {args.batch}: {', '.join(f'{r:.3f}' for r in per_round[0])};"
+          f" batch 1: {', '.join(f'{r:.3f}' for r in per_round[1])}")
+    if not args.database_url:
+        _, (cpu_batched, cpu_single), _ = figures("cpu")
+        print(f"by CPU time (this process): batch {args.batch} {cpu_batched:.3f},"
+              f" batch 1 {cpu_single:.3f}")
 
     ok = True
     for name, at in ((f"batch {args.batch}", 1), ("batch 1", 2)):
