@@ -127,11 +127,10 @@ class Pump:
     def absorb(self, timeout):
         """Take the child's lines off the queue: wait up to `timeout` (None: until one comes)."""
         try:
-            item = self.child.lines.get(timeout=timeout) if timeout != 0.0 else \
-                self.child.lines.get_nowait()
-            for _ in range(DRAIN_LINES):
-                self._take(*item)
-                item = self.child.lines.get_nowait()
+            self._take(*self.child.lines.get(timeout=timeout) if timeout != 0.0 else
+                       self.child.lines.get_nowait())
+            for _ in range(DRAIN_LINES - 1):
+                self._take(*self.child.lines.get_nowait())
         except queue.Empty:
             pass
 
