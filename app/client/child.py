@@ -9,14 +9,15 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM)
 
 
 class Child:
-    """A running command whose lines arrive on `lines` as (stream, text); (stream, None)
-    says that stream has ended."""
+    """A running command whose lines arrive on `lines` as `record(stream, text)` makes
+    them, in the reader thread; None says one stream has ended."""
 
-    def __init__(self, command, env=None):
+    def __init__(self, command, record, env=None):
         # Its own process group: a Ctrl-C at the terminal reaches the runner alone,
         # which forwards it once, instead of the child getting it twice.
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         env=env, process_group=0)
+        self.record = record
         self.lines = queue.Queue()
         self.open_streams = 2
         for stream, pipe in (("stdout", self.process.stdout), ("stderr", self.process.stderr)):
@@ -27,8 +28,8 @@ class Child:
         with pipe:
             for raw in iter(pipe.readline, b""):
                 line = raw[:-1] if raw.endswith(b"\n") else raw
-                self.lines.put((stream, line.decode("utf-8", "replace")))
-        self.lines.put((stream, None))
+                self.lines.put(self.record(stream, line.decode("utf-8", "replace")))
+        self.lines.put(None)
 
     def forward_signals(self):
         """From now on SIGINT and SIGTERM sent to the runner go to the child."""

@@ -1,14 +1,16 @@
 """`turnlog run`: open (or continue) a session, run the command, post its lines, complete.
 
-The pump, in the main thread: lines from the child get the next seq, go to the
-spool and to the batcher; a due batch is fsync'ed in the spool, posted (with
-retries, reading the child meanwhile), then acknowledged in the spool, and the
-usage reports of its result lines are posted. When both pipes are closed and
+Each line the child prints gets the next seq and goes to the spool in the thread
+that read it (so a line read is never lost with the runner), then to the pump in
+the main thread: it batches lines, fsyncs the spool, posts a due batch (with
+retries, batching the child's lines meanwhile), acknowledges it in the spool, and
+posts the usage reports of its result lines. When both pipes are closed and
 nothing waits, the session is completed with the child's exit code.
 """
 import os
 import queue
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -55,13 +57,13 @@ def run(client, request, *, sender=None, batcher=None):
     env = {key: value for key, value in os.environ.items() if key != "TURNLOG_TOKEN"}
     env["TURNLOG_SESSION_ID"] = session_id
     try:
-        child = Child(list(request.command), env=env)
+        child = Child(list(request.command), Recorder(spool, state.next_seq if state else 0),
+                      env=env)
     except OSError as err:
         log(f"cannot start {request.command[0]!r}: {err}")
         return RUNNER_FAILED
     child.forward_signals()
-    pump = Pump(writer, session_id, spool, child, sender, batcher or Batcher(), request.provider,
-                state.next_seq if state else 0)
+    pump = Pump(writer, session_id, spool, child, sender, batcher or Batcher(), request.provider)
     try:
         if state:
             pump.resend(state.unacked)
@@ -96,8 +98,24 @@ def _session(client, request, sender):
     return session_id, writer, Spool.create(request.spool_dir, session_id, client.server), None
 
 
+class Recorder:
+    """Gives each line the next seq and spools it; called by both reader threads."""
+
+    def __init__(self, spool, next_seq):
+        self.spool = spool
+        self.next_seq = next_seq
+        self._lock = threading.Lock()
+
+    def __call__(self, stream, text):
+        with self._lock:
+            chunk = {"seq": self.next_seq, "stream": stream, "data": text}
+            self.next_seq += 1
+            self.spool.append(chunk)
+        return chunk
+
+
 class Pump:
-    def __init__(self, writer, session_id, spool, child, sender, batcher, provider, next_seq):
+    def __init__(self, writer, session_id, spool, child, sender, batcher, provider):
         self.writer = writer
         self.session_id = session_id
         self.spool = spool
@@ -105,7 +123,6 @@ class Pump:
         self.sender = sender
         self.batcher = batcher
         self.provider = provider
-        self.next_seq = next_seq
         sender.idle = self.absorb_for  # keep reading the child while a post waits to retry
 
     def resend(self, chunks):
@@ -127,15 +144,15 @@ class Pump:
     def absorb(self, timeout):
         """Take the child's lines off the queue: wait up to `timeout` (None: until one comes)."""
         try:
-            self._take(*self.child.lines.get(timeout=timeout) if timeout != 0.0 else
+            self._take(self.child.lines.get(timeout=timeout) if timeout != 0.0 else
                        self.child.lines.get_nowait())
             for _ in range(DRAIN_LINES - 1):
-                self._take(*self.child.lines.get_nowait())
+                self._take(self.child.lines.get_nowait())
         except queue.Empty:
             pass
 
     def absorb_for(self, seconds):
-        """Wait `seconds`, spooling the child's lines as they come (durably)."""
+        """Wait `seconds`, batching the child's lines as they come (and fsyncing them)."""
         deadline = time.monotonic() + seconds
         while (left := deadline - time.monotonic()) > 0:
             if self.child.open_streams:
@@ -144,14 +161,11 @@ class Pump:
             else:
                 time.sleep(left)
 
-    def _take(self, stream, text):
-        if text is None:
+    def _take(self, chunk):
+        if chunk is None:
             self.child.open_streams -= 1
-            return
-        chunk = {"seq": self.next_seq, "stream": stream, "data": text}
-        self.next_seq += 1
-        self.spool.append(chunk)
-        self.batcher.add(chunk)
+        else:
+            self.batcher.add(chunk)
 
     def _post(self, batch):
         self.spool.sync()  # on disk before the server may have it

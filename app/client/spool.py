@@ -6,14 +6,16 @@ One file per session, `<dir>/<session_id>.spool`, of JSON records, one a line:
     {"seq": 7, "stream": "stdout", "data": "..."}  a line read from the child
     {"acked": 7}                                   the server has stored every seq up to 7
 
-Lines are fsync'ed before the batch that holds them is posted, so a line the
-server has was on disk first. Acks are flushed but not fsync'ed: a lost ack only
+Each line is written (to the OS) as soon as it is read, so a killed runner loses
+none it has read, and fsync'ed before the batch that holds it is posted, so a line
+the server has was on disk first, even after a power cut. Acks are flushed but not fsync'ed: a lost ack only
 makes the next run post lines again, and the server drops those as duplicates
 (same seq). A crash may tear the last record; loading drops it and truncates it
 away. A bad record anywhere else is an error, not something to guess around.
 """
 import json
 import os
+import threading
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -43,6 +45,7 @@ class Spool:
         self.path = path
         self._handle = handle
         self._dirty = False
+        self._lock = threading.Lock()  # the child's reader threads append, the pump syncs
 
     @classmethod
     def create(cls, directory, session_id, server):
@@ -71,20 +74,25 @@ class Spool:
         return cls(path, open(path, "a", encoding="utf-8")), state
 
     def append(self, chunk):
-        """Record a line read from the child (durable at the next `sync`)."""
-        self._write({"seq": chunk["seq"], "stream": chunk["stream"], "data": chunk["data"]})
+        """Record a line read from the child (safe from a crash of the runner at once, from
+        one of the machine at the next `sync`)."""
+        with self._lock:
+            self._write({"seq": chunk["seq"], "stream": chunk["stream"], "data": chunk["data"]})
+            self._handle.flush()
 
     def sync(self):
         """Make every record written so far durable."""
-        if self._dirty:
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
-            self._dirty = False
+        with self._lock:
+            if self._dirty:
+                self._handle.flush()
+                os.fsync(self._handle.fileno())
+                self._dirty = False
 
     def ack(self, seq):
         """The server holds every line up to `seq`."""
-        self._write({"acked": seq})
-        self._handle.flush()
+        with self._lock:
+            self._write({"acked": seq})
+            self._handle.flush()
 
     def close(self):
         self._handle.close()

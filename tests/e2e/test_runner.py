@@ -162,9 +162,19 @@ def test_a_runner_killed_mid_run_resumes_from_its_spool_with_no_loss_and_no_dupl
                                                      "--pid-file", str(pid_file)])
     sid = session_id_from(proc)
     wait_for_rows(server.db_file, sid, 80, proc)
-    proc.kill()
-    os.kill(int(pid_file.read_text()), signal.SIGKILL)
-    proc.communicate()  # reaped, its pipes closed
+    # Freeze the server so the batch in flight is spooled but never acknowledged, then
+    # kill the runner: the resumed run must post it again, and the server keep it once.
+    frozen = [server.master_pid, *servers.worker_pids(server.master_pid)]
+    for pid in frozen:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        time.sleep(0.5)
+        proc.kill()
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        proc.communicate()  # reaped, its pipes closed
+    finally:
+        for pid in frozen:
+            os.kill(pid, signal.SIGCONT)
     state, _ = load(spool_path(tmp_path, sid))
     last_line = _last_agent_line(tmp_path, sid)
 
@@ -176,7 +186,7 @@ def test_a_runner_killed_mid_run_resumes_from_its_spool_with_no_loss_and_no_dupl
     rows = stored(server.db_file, sid)
     assert sorted(seq for seq, _, _ in rows) == list(range(len(rows)))
     assert [p for _, s, p in sorted(rows) if s == "stdout"] == [d for _, d in out]
-    assert f"resending {len(state.unacked)} spooled lines" in err or not state.unacked
+    assert state.unacked and f"resending {len(state.unacked)} spooled lines" in err
     record("runner: runner kill -9", spooled_at_kill=state.next_seq,
            unacked_at_kill=len(state.unacked), lost=0, duplicates=0)
 

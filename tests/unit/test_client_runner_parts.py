@@ -1,6 +1,7 @@
 """The runner's parts against fakes: usage reports, retries and splits, the follow view,
 and the client's promise not to import the server."""
 import json
+import queue
 import random
 import subprocess
 import sys
@@ -9,11 +10,16 @@ import pytest
 
 from app.client import usage
 from app.client.backoff import Backoff
+from app.client.batcher import Batcher
 from app.client.errors import ApiError
 from app.client.errors import RunnerFailed
 from app.client.errors import Unreachable
 from app.client.render import Renderer
+from app.client.runner import Pump
+from app.client.runner import Recorder
 from app.client.sender import Sender
+from app.client.spool import Spool
+from app.client.spool import load
 from app.client.sse import Event
 
 
@@ -153,3 +159,26 @@ def test_follow_raw_prints_the_payload_lines():
     text = render([("output", {"event_index": 0, "stream": "stdout", "payload": '{"type": "x"}'}),
                    ("block.delta", {"turn_id": "t", "block_id": "b", "text": "ignored"})], raw=True)
     assert text == '{"type": "x"}\n'
+
+
+class FakeChild:
+    """What the pump reads: a queue of recorded chunks, None at each stream's end."""
+
+    def __init__(self, count, record):
+        self.lines = queue.Queue()
+        self.open_streams = 2
+        for n in range(count):
+            self.lines.put(record("stderr" if n % 10 == 0 else "stdout", f"line {n}"))
+        self.lines.put(None)
+        self.lines.put(None)
+
+
+def test_the_pump_posts_a_burst_of_lines_each_once_in_order_and_acks_them_all(tmp_path):
+    spool = Spool.create(tmp_path, "s", "http://server")
+    writer, child = FakeWriter([]), FakeChild(2500, Recorder(spool, 0))  # > one drain's worth
+    sender, _ = quiet_sender()
+    Pump(writer, "s", spool, child, sender, Batcher(), "claude").run()
+    spool.close()
+    assert writer.stored == list(range(2500))
+    state, _ = load(spool.path)
+    assert (state.next_seq, state.acked, state.unacked) == (2500, 2499, [])
