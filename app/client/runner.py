@@ -4,7 +4,8 @@ Each line the child prints gets the next seq and goes to the spool in the thread
 that read it (so a line read is never lost with the runner), then to the pump in
 the main thread: it batches lines, fsyncs the spool, posts a due batch (with
 retries, batching the child's lines meanwhile), acknowledges it in the spool, and
-posts the usage reports of its result lines. When both pipes are closed and
+hands the usage reports of its result lines to a thread of their own (a report per
+request would otherwise hold up the output behind it). When both pipes are closed and
 nothing waits, the session is completed with the child's exit code.
 """
 import os
@@ -63,18 +64,23 @@ def run(client, request, *, sender=None, batcher=None):
         log(f"cannot start {request.command[0]!r}: {err}")
         return RUNNER_FAILED
     child.forward_signals()
-    pump = Pump(writer, session_id, spool, child, sender, batcher or Batcher(), request.provider)
+    reporter = UsageReporter(writer.with_token(writer.token), session_id)
+    pump = Pump(writer, session_id, spool, child, sender, batcher or Batcher(), request.provider,
+                reporter.put)
     try:
         if state:
             pump.resend(state.unacked)
         pump.run()
         code = child.exit_code()
+        reporter.finish()
         sender.retrying("completing the session", lambda: writer.complete(session_id, code))
     except RunnerFailed as failed:
         log(str(failed))
         child.stop()
         spool.close()
         return RUNNER_FAILED
+    finally:
+        reporter.stop()
     spool.remove()
     return code
 
@@ -114,8 +120,48 @@ class Recorder:
         return chunk
 
 
+class UsageReporter:
+    """Posts usage reports in order, on a thread and a connection of their own."""
+
+    def __init__(self, writer, session_id, sender=None):
+        self.writer = writer
+        self.session_id = session_id
+        self.sender = sender or Sender(log=log)
+        self.reports = queue.Queue()
+        self.failed = None
+        self._thread = threading.Thread(target=self._post_all, daemon=True, name="turnlog-usage")
+        self._thread.start()
+
+    def put(self, report):
+        self.reports.put(report)
+
+    def finish(self):
+        """Wait until every report is posted; RunnerFailed if one was refused."""
+        self.reports.put(None)
+        self._thread.join()
+        if self.failed:
+            raise self.failed
+
+    def stop(self):
+        """Give up on reports not posted yet (the run failed)."""
+        if self._thread.is_alive():
+            self.failed = self.failed or RunnerFailed("stopped")
+            self.reports.put(None)
+
+    def _post_all(self):
+        while (report := self.reports.get()) is not None:
+            if self.failed:
+                continue
+            try:
+                self.sender.retrying("reporting usage", lambda r=report: self.writer.report_usage(
+                    self.session_id, **r))
+            except RunnerFailed as failed:
+                self.failed = failed
+
+
 class Pump:
-    def __init__(self, writer, session_id, spool, child, sender, batcher, provider):
+    def __init__(self, writer, session_id, spool, child, sender, batcher, provider,
+                 report=None):
         self.writer = writer
         self.session_id = session_id
         self.spool = spool
@@ -123,6 +169,7 @@ class Pump:
         self.sender = sender
         self.batcher = batcher
         self.provider = provider
+        self.report = report or (lambda r: None)
         sender.idle = self.absorb_for  # keep reading the child while a post waits to retry
 
     def resend(self, chunks):
@@ -175,5 +222,4 @@ class Pump:
             report = usage.report_for(self.provider, chunk["seq"], chunk["data"]) \
                 if chunk["stream"] == "stdout" else None
             if report:
-                self.sender.retrying("reporting usage", lambda r=report: self.writer.report_usage(
-                    self.session_id, **r))
+                self.report(report)
