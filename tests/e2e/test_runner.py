@@ -268,3 +268,17 @@ def test_a_revoked_token_ends_the_run_saying_which_token(server, tmp_path):
     assert code == RUNNER_FAILED
     assert "refused the runner token" in err and "TURNLOG_TOKEN" in err
     assert "retrying" not in err and seconds < 15
+
+
+def test_sigterm_reaches_the_child_and_the_session_completes_with_its_code(server, tmp_path):
+    runner, user = tokens(server)
+    proc = start_run(server.base, runner, tmp_path, ["--lines", "1000", "--pause", "0.02"])
+    sid = session_id_from(proc)
+    wait_for_rows(server.db_file, sid, 10, proc)
+    proc.send_signal(signal.SIGTERM)
+    code, err = finish(proc, timeout=30)
+    assert code == 128 + signal.SIGTERM, err  # the child died of it, as a shell reports
+    _, counters = transcript(server.base, user, sid)
+    assert (counters["status"], counters["exit_code"]) == ("failed", 128 + signal.SIGTERM)
+    rows = stored(server.db_file, sid)
+    assert 10 <= len(rows) < 1000 and sorted(seq for seq, _, _ in rows) == list(range(len(rows)))
