@@ -69,7 +69,7 @@ def run(client, request, *, sender=None, batcher=None):
                 reporter.put)
     try:
         if state:
-            pump.resend(state.unacked)
+            pump.resend(state)
         pump.run()
         code = child.exit_code()
         reporter.finish()
@@ -172,8 +172,14 @@ class Pump:
         self.report = report or (lambda r: None)
         sender.idle = self.absorb_for  # keep reading the child while a post waits to retry
 
-    def resend(self, chunks):
-        """Post what a crashed run spooled but never saw acknowledged."""
+    def resend(self, state):
+        """Post what a crashed run spooled but never saw acknowledged, and report the usage
+        of the lines it did (it may have died before their reports went out; a report
+        made twice is counted once)."""
+        for chunk in state.lines:
+            if chunk["seq"] <= state.acked:
+                self._report(chunk)
+        chunks = state.unacked
         if chunks:
             log(f"resending {len(chunks)} spooled lines not acknowledged before")
         for at in range(0, len(chunks), self.batcher.max_lines):
@@ -219,7 +225,10 @@ class Pump:
         self.sender.send(self.writer, self.session_id, batch)
         self.spool.ack(batch[-1]["seq"])
         for chunk in batch:
-            report = usage.report_for(self.provider, chunk["seq"], chunk["data"]) \
-                if chunk["stream"] == "stdout" else None
+            self._report(chunk)
+
+    def _report(self, chunk):
+        if chunk["stream"] == "stdout":
+            report = usage.report_for(self.provider, chunk["seq"], chunk["data"])
             if report:
                 self.report(report)

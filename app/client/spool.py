@@ -27,13 +27,14 @@ class SpoolError(Exception):
 
 @dataclass
 class SpoolState:
-    """What a spool file holds: the lines not yet acknowledged, and the next seq to give."""
+    """What a spool file holds: its lines, those not yet acknowledged, the next seq to give."""
 
     session_id: str
     server: str | None
     next_seq: int = 0
     acked: int = -1
     unacked: list = field(default_factory=list)
+    lines: list = field(default_factory=list)
 
 
 def spool_path(directory, session_id):
@@ -135,6 +136,7 @@ def _state(records):
         else:
             lines.append(record)
             state.next_seq = max(state.next_seq, record["seq"] + 1)
+    state.lines = lines
     state.unacked = [line for line in lines if line["seq"] > state.acked]
     return state
 

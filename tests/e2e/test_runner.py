@@ -156,7 +156,7 @@ def test_a_server_killed_mid_run_and_restarted_loses_no_line_and_stores_none_twi
 
 def test_a_runner_killed_mid_run_resumes_from_its_spool_with_no_loss_and_no_duplicate(server,
                                                                                       tmp_path):
-    runner, _ = tokens(server)
+    runner, user = tokens(server)
     pid_file = tmp_path / "agent.pid"
     proc = start_run(server.base, runner, tmp_path, ["--lines", "2000", "--pause", "0.002",
                                                      "--pid-file", str(pid_file)])
@@ -187,6 +187,10 @@ def test_a_runner_killed_mid_run_resumes_from_its_spool_with_no_loss_and_no_dupl
     assert sorted(seq for seq, _, _ in rows) == list(range(len(rows)))
     assert [p for _, s, p in sorted(rows) if s == "stdout"] == [d for _, d in out]
     assert state.unacked and f"resending {len(state.unacked)} spooled lines" in err
+    # Usage too: one report per stored result line, however the crash fell between them.
+    results = sum('"type": "result"' in p for _, s, p in rows if s == "stdout")
+    _, counters = transcript(server.base, user, sid)
+    assert results > 100 and counters["request_count"] == results
     record("runner: runner kill -9", spooled_at_kill=state.next_seq,
            unacked_at_kill=len(state.unacked), lost=0, duplicates=0)
 

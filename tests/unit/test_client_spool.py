@@ -39,6 +39,7 @@ def test_resume_gives_the_lines_after_the_last_ack_and_the_next_seq(tmp_path):
     spool, state = Spool.resume(tmp_path, "s1")
     spool.close()
     assert [line["seq"] for line in state.unacked] == [3, 4]
+    assert [line["seq"] for line in state.lines] == [0, 1, 2, 3, 4]
     assert state.unacked[0]["stream"] == "stderr"
     assert (state.next_seq, state.acked, state.server) == (5, 2, "http://server")
 
