@@ -251,6 +251,21 @@ def test_a_line_over_the_servers_limit_ends_the_run_naming_the_line(tmp_path):
     assert "retrying" not in err and seconds < 15
 
 
+def test_a_batch_over_the_servers_body_limit_is_split_and_every_line_stored(tmp_path):
+    # ~480-byte lines: a 100-line batch is ~50 KB, over this 16 KB body limit.
+    with servers.gunicorn(tmp_path, auth=True,
+                          env={"TURNLOG_MAX_CONTENT_LENGTH": "16384"}) as small:
+        runner, _ = tokens(small)
+        proc = start_run(small.base, runner, tmp_path / "spool", ["--lines", "300"])
+        code, err = finish(proc)
+        out, errs = expected_rows(0, 300)
+        check_each_line_once(stored(small.db_file, session_id_of(err)), out, errs)
+        refused = small.log.read_text("utf-8").count('/output HTTP/1.1" 413')
+    assert code == 3, err
+    assert refused > 0 and "retrying" not in err
+    record("runner: 413 split", lines=len(out) + len(errs), refused_batches=refused)
+
+
 def test_a_422_ends_the_run_naming_the_field(server, tmp_path):
     runner, _ = tokens(server)
     code, err, seconds = quick_refusal(start_run(server.base, runner, tmp_path, ["--lines", "5"],
