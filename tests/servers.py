@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import urllib.request
 from contextlib import closing
 from contextlib import contextmanager
 from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -76,17 +78,17 @@ def call(base, method, path, body=None, timeout=30, token=None):
 
 
 @contextmanager
-def gunicorn(tmp_dir, env=None, workers=2, threads=4, database_url=None, auth=False):
+def gunicorn(tmp_dir, env=None, workers=2, threads=4, database_url=None, auth=False, address=None):
     """Migrate a database, serve it with gunicorn.conf.py, stop it after.
 
     The database is `database_url` when given (several servers may share one), else a
     fresh SQLite file in `tmp_dir`. Authentication is off unless `auth` (then make
-    tokens with `server.new_token(...)`).
+    tokens with `server.new_token(...)`). `address` (host:port) picks where it listens.
     """
     tmp_dir = Path(tmp_dir)
     db_file = None if database_url else tmp_dir / "served.sqlite"
     log = tmp_dir / "gunicorn.log"
-    address = f"127.0.0.1:{free_port()}"
+    address = address or f"127.0.0.1:{free_port()}"
     full_env = {**os.environ, **(env or {}),
                 "TURNLOG_SQLALCHEMY_DATABASE_URI": database_url or f"sqlite:///{db_file}",
                 "GUNICORN_BIND": address, "GUNICORN_WORKERS": str(workers),
@@ -106,6 +108,28 @@ def gunicorn(tmp_dir, env=None, workers=2, threads=4, database_url=None, auth=Fa
     with _terminated_at_exit(proc):
         _wait_until_up(server.base, proc, "gunicorn", log)
         yield server
+
+
+@contextmanager
+def gunicorn_again(server):
+    """Serve `server`'s database again on its address and environment, after it died
+    (kill -9); the new master's Gunicorn is yielded."""
+    with open(server.log, "ab") as log_file:
+        proc = subprocess.Popen([BIN / "gunicorn"], cwd=ROOT, env=server.env,
+                                stdout=log_file, stderr=subprocess.STDOUT)
+    with _terminated_at_exit(proc):
+        _wait_until_up(server.base, proc, "gunicorn", server.log)
+        yield replace(server, master_pid=proc.pid)
+
+
+def kill_hard(server):
+    """kill -9 the master and every worker of `server`: nothing gets to clean up."""
+    workers = worker_pids(server.master_pid)
+    for pid in [server.master_pid, *workers]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def nginx_binary():

@@ -47,3 +47,16 @@ def test_no_folder_holds_more_than_15_modules():
                for folder in [APP, *[p for p in APP.rglob("*") if p.is_dir()]]
                if (count := len(list(folder.glob("*.py")))) > 15}
     assert crowded == {}
+
+
+def test_the_client_imports_nothing_of_the_server():
+    """app/client runs on machines without the server's database (docs/runner.md)."""
+    server = ("flask", "werkzeug", "sqlalchemy", "flask_sqlalchemy", "app.db", "app.extensions",
+              "app.services", "app.storage", "app.transcript", "app.providers", "app.cli")
+    offenders = sorted(
+        f"{path.relative_to(APP)}: {name}"
+        for path in (APP / "client").rglob("*.py")
+        for name in imported_modules(path)
+        if name in server or name.startswith(tuple(f"{module}." for module in server))
+    )
+    assert offenders == []

@@ -1,0 +1,58 @@
+"""The wrapped command: its stdout and stderr read line by line into one queue."""
+import os
+import queue
+import signal
+import subprocess
+import threading
+
+FORWARDED = (signal.SIGINT, signal.SIGTERM)
+
+
+class Child:
+    """A running command whose lines arrive on `lines` as `record(stream, text)` makes
+    them, in the reader thread; None says one stream has ended."""
+
+    def __init__(self, command, record, env=None):
+        # Its own process group: a Ctrl-C at the terminal reaches the runner alone,
+        # which forwards it once, instead of the child getting it twice.
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        env=env, process_group=0)
+        self.record = record
+        self.lines = queue.Queue()
+        self.open_streams = 2
+        for stream, pipe in (("stdout", self.process.stdout), ("stderr", self.process.stderr)):
+            threading.Thread(target=self._read, args=(stream, pipe), daemon=True,
+                             name=f"turnlog-{stream}").start()
+
+    def _read(self, stream, pipe):
+        with pipe:
+            for raw in iter(pipe.readline, b""):
+                line = raw[:-1] if raw.endswith(b"\n") else raw
+                self.lines.put(self.record(stream, line.decode("utf-8", "replace")))
+        self.lines.put(None)
+
+    def forward_signals(self):
+        """From now on SIGINT and SIGTERM sent to the runner go to the child."""
+        for number in FORWARDED:
+            signal.signal(number, lambda received, _frame: self.signal(received))
+
+    def signal(self, number):
+        if self.process.poll() is None:
+            try:
+                os.kill(self.process.pid, number)
+            except ProcessLookupError:
+                pass
+
+    def exit_code(self):
+        """Wait for the child; its exit code, 128 + N when signal N ended it (as shells say)."""
+        code = self.process.wait()
+        return 128 - code if code < 0 else code
+
+    def stop(self, grace_seconds=5):
+        """End the child: SIGTERM, then SIGKILL after the grace period."""
+        self.signal(signal.SIGTERM)
+        try:
+            self.process.wait(grace_seconds)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()

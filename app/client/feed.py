@@ -1,0 +1,78 @@
+"""Follow a session's live events across dropped connections, each event once.
+
+`/events` (normalized turn events) is read unless `raw` asks for `/stream` (the
+raw output lines); a server without `/events` answers its unknown-route 404, and
+the feed falls back to `/stream`. After a drop it reconnects with the last id it
+handed out as `Last-Event-ID`, and it skips any event at or before that id, so
+nothing is lost and nothing is repeated.
+"""
+import codecs
+import time
+
+import requests
+
+from app.client.backoff import Backoff
+from app.client.errors import ApiError
+from app.client.errors import Unreachable
+from app.client.sse import SseParser
+
+API = "/api/remote/sessions"
+# The server sends a heartbeat after 15 s of silence; three missed ones mean a dead link.
+READ_TIMEOUT_SECONDS = 45
+
+
+def follow(client, session_id, *, after=None, raw=False, stop_at_end=True, backoff=None,
+           sleep=time.sleep):
+    """Yield `Event`s of the session; returns after `end` (unless not `stop_at_end`)."""
+    backoff = backoff or Backoff()
+    endpoint = "stream" if raw else "events"
+    cursor = None if after is None else str(after)
+    while True:
+        try:
+            response = client.open_stream(f"{API}/{session_id}/{endpoint}", cursor,
+                                          READ_TIMEOUT_SECONDS)
+        except ApiError as err:
+            if endpoint == "events" and err.status == 404 and err.code == "not_found":
+                endpoint = "stream"  # an older server: no normalized events yet
+                continue
+            if not err.transient:
+                raise
+            sleep(backoff.next_delay(err.retry_after))
+            continue
+        except Unreachable:
+            sleep(backoff.next_delay())
+            continue
+        backoff.reset()
+        try:
+            for event in _events(response):
+                if cursor is not None and event.id is not None and not _after(event.id, cursor):
+                    continue
+                if event.id is not None:
+                    cursor = event.id
+                yield event
+                if event.event == "end" and stop_at_end:
+                    return
+        except requests.RequestException:
+            pass  # dropped mid-stream: resume from the cursor
+        finally:
+            response.close()
+
+
+def _events(response):
+    parser = SseParser()
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    for chunk in response.iter_content(chunk_size=None):
+        yield from parser.feed(decoder.decode(chunk))
+
+
+def _after(event_id, cursor):
+    """Whether `event_id` comes after `cursor` (`/stream` ids are integers, `/events` ids
+    are `<line>.<n>`, compared as integer pairs; a bare `<line>` covers all of that line)."""
+    def key(text, bare):
+        line, _, n = text.partition(".")
+        return (int(line), int(n) if n else bare)
+
+    try:
+        return key(event_id, -1) > key(cursor, float("inf"))
+    except ValueError:
+        return True

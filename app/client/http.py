@@ -1,0 +1,133 @@
+"""turnlog's HTTP API from Python: one `Client` per server and token.
+
+Every method returns the decoded JSON of a success and raises `ApiError` for the
+server's error envelope (status, code, message, details, Retry-After) or
+`Unreachable` when no answer came at all.
+"""
+import email.utils
+import time
+
+import requests
+
+from app.client import feed
+from app.client.errors import ApiError
+from app.client.errors import Unreachable
+
+API = "/api/remote/sessions"
+TIMEOUT_SECONDS = 30
+
+
+class Client:
+    """Calls on one turnlog server with one token (runner, session write token or user)."""
+
+    def __init__(self, server, token=None, timeout=TIMEOUT_SECONDS):
+        self.server = server.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        self.http = requests.Session()
+        if token:
+            self.http.headers["Authorization"] = f"Bearer {token}"
+
+    def with_token(self, token):
+        """A client for the same server with another token (a session's write token)."""
+        return Client(self.server, token, self.timeout)
+
+    def open_session(self, session_type="agent", *, provider=None, user_id=None, machine=None,
+                     context=None):
+        """Open a session: the whole answer, `{"session": {...}, "write_token": ...}`."""
+        body = {"session_type": session_type}
+        for name, value in (("provider", provider), ("user_id", user_id),
+                            ("machine", machine), ("context", context)):
+            if value is not None:
+                body[name] = value
+        return self.call("POST", API, body)
+
+    def post_output(self, session_id, chunks):
+        """Post `[{"seq", "stream", "data"}, ...]`: `{"accepted", "duplicates", "last_event_index"}`."""
+        return self.call("POST", f"{API}/{session_id}/output", {"chunks": list(chunks)})
+
+    def complete(self, session_id, exit_code=None):
+        """Mark the session completed (exit code 0 or None) or failed; the session."""
+        body = {} if exit_code is None else {"exit_code": exit_code}
+        return self.call("POST", f"{API}/{session_id}/complete", body)["session"]
+
+    def report_usage(self, session_id, report_id, input_tokens=0, output_tokens=0, requests=1):
+        """Add a usage report once per `report_id`; True when it was counted now."""
+        body = {"report_id": report_id, "input_tokens": input_tokens,
+                "output_tokens": output_tokens, "requests": requests}
+        return self.call("POST", f"{API}/{session_id}/usage", body)["counted"]
+
+    def get_session(self, session_id):
+        """The session with its first page of messages."""
+        return self.call("GET", f"{API}/{session_id}")["session"]
+
+    def messages(self, session_id, page_size=100):
+        """Every transcript message in write order, a page per request."""
+        after = None
+        while True:
+            params = {"limit": page_size} | ({"after": after} if after else {})
+            page = self.call("GET", f"{API}/{session_id}/messages", params=params)
+            yield from page["messages"]
+            after = page["next_cursor"]
+            if not after:
+                return
+
+    def follow(self, session_id, *, after=None, raw=False, stop_at_end=True):
+        """The session's live events (`/events`, or `/stream` when `raw` or the server has no
+        `/events`), resumed with Last-Event-ID after a dropped connection; see app.client.feed."""
+        return feed.follow(self, session_id, after=after, raw=raw, stop_at_end=stop_at_end)
+
+    def viewer_url(self, session_id):
+        return f"{self.server}/sessions/{session_id}"
+
+    def call(self, method, path, body=None, params=None):
+        """One request; the decoded JSON body of a 2xx answer."""
+        try:
+            response = self.http.request(method, self.server + path, json=body, params=params,
+                                         timeout=self.timeout)
+        except requests.RequestException as err:
+            raise Unreachable(f"{method} {path}: {err}") from err
+        if response.status_code >= 400:
+            raise error_of(response)
+        return response.json()
+
+    def open_stream(self, path, last_event_id=None, read_timeout=None):
+        """A streaming GET of an SSE endpoint; errors as for `call`."""
+        headers = {"Accept": "text/event-stream"}
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        try:
+            response = self.http.get(self.server + path, headers=headers, stream=True,
+                                     timeout=(self.timeout, read_timeout))
+        except requests.RequestException as err:
+            raise Unreachable(f"GET {path}: {err}") from err
+        if response.status_code >= 400:
+            with response:
+                raise error_of(response)
+        return response
+
+
+def error_of(response):
+    """The ApiError of an error answer (a proxy's HTML page too)."""
+    try:
+        envelope = response.json()["error"]
+        code, message, details = envelope["code"], envelope["message"], envelope.get("details")
+    except (ValueError, KeyError, TypeError):
+        code, message, details = f"http_{response.status_code}", response.reason or "", None
+    return ApiError(response.status_code, code, message, details,
+                    retry_after(response.headers.get("Retry-After")))
+
+
+def retry_after(value):
+    """Seconds of a Retry-After header (a number or an HTTP date), None without one."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())

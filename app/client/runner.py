@@ -1,0 +1,234 @@
+"""`turnlog run`: open (or continue) a session, run the command, post its lines, complete.
+
+Each line the child prints gets the next seq and goes to the spool in the thread
+that read it (so a line read is never lost with the runner), then to the pump in
+the main thread: it batches lines, fsyncs the spool, posts a due batch (with
+retries, batching the child's lines meanwhile), acknowledges it in the spool, and
+hands the usage reports of its result lines to a thread of their own (a report per
+request would otherwise hold up the output behind it). When both pipes are closed and
+nothing waits, the session is completed with the child's exit code.
+"""
+import os
+import queue
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+from app.client import usage
+from app.client.batcher import Batcher
+from app.client.child import Child
+from app.client.errors import RunnerFailed
+from app.client.sender import Sender
+from app.client.spool import Spool
+from app.client.spool import SpoolError
+
+# The runner's own failure, as distinct from the child's exit code (as `env` and
+# `docker run` use 125).
+RUNNER_FAILED = 125
+# Lines taken off the queue at once before looking at the clock again.
+DRAIN_LINES = 1000
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    command: tuple
+    spool_dir: str
+    session_type: str = "agent"
+    provider: str = "claude"
+    user_id: str | None = None
+    context: dict | None = None
+    session_id: str | None = None  # continue this session from its spool
+
+
+def log(text):
+    print(f"turnlog: {text}", file=sys.stderr, flush=True)
+
+
+def run(client, request, *, sender=None, batcher=None):
+    """Run `request.command` into a session on `client`'s server; the exit code to exit with."""
+    sender = sender or Sender(log=log)
+    try:
+        session_id, writer, spool, state = _session(client, request, sender)
+    except RunnerFailed as failed:
+        log(str(failed))
+        return RUNNER_FAILED
+    log(f"session {session_id}")
+    log(f"viewer {client.viewer_url(session_id)}")
+    env = {key: value for key, value in os.environ.items() if key != "TURNLOG_TOKEN"}
+    env["TURNLOG_SESSION_ID"] = session_id
+    try:
+        child = Child(list(request.command), Recorder(spool, state.next_seq if state else 0),
+                      env=env)
+    except OSError as err:
+        log(f"cannot start {request.command[0]!r}: {err}")
+        return RUNNER_FAILED
+    child.forward_signals()
+    reporter = UsageReporter(writer.with_token(writer.token), session_id)
+    pump = Pump(writer, session_id, spool, child, sender, batcher or Batcher(), request.provider,
+                reporter.put)
+    try:
+        if state:
+            pump.resend(state)
+        pump.run()
+        code = child.exit_code()
+        reporter.finish()
+        sender.retrying("completing the session", lambda: writer.complete(session_id, code))
+    except RunnerFailed as failed:
+        log(str(failed))
+        child.stop()
+        spool.close()
+        return RUNNER_FAILED
+    finally:
+        reporter.stop()
+    spool.remove()
+    return code
+
+
+def _session(client, request, sender):
+    """(session id, client that writes it, spool, spool state or None)."""
+    if request.session_id:
+        try:
+            spool, state = Spool.resume(request.spool_dir, request.session_id)
+        except SpoolError as err:
+            raise RunnerFailed(str(err)) from None
+        return request.session_id, client, spool, state
+    opened = sender.retrying("opening a session", lambda: client.open_session(
+        request.session_type, provider=request.provider, user_id=request.user_id,
+        context=request.context))
+    session_id = opened["session"]["session_id"]
+    writer = client
+    if opened.get("write_token"):
+        writer = client.with_token(opened["write_token"])
+        sender.token_name = "session's write token"
+    return session_id, writer, Spool.create(request.spool_dir, session_id, client.server), None
+
+
+class Recorder:
+    """Gives each line the next seq and spools it; called by both reader threads."""
+
+    def __init__(self, spool, next_seq):
+        self.spool = spool
+        self.next_seq = next_seq
+        self._lock = threading.Lock()
+
+    def __call__(self, stream, text):
+        with self._lock:
+            chunk = {"seq": self.next_seq, "stream": stream, "data": text}
+            self.next_seq += 1
+            self.spool.append(chunk)
+        return chunk
+
+
+class UsageReporter:
+    """Posts usage reports in order, on a thread and a connection of their own."""
+
+    def __init__(self, writer, session_id, sender=None):
+        self.writer = writer
+        self.session_id = session_id
+        self.sender = sender or Sender(log=log)
+        self.reports = queue.Queue()
+        self.failed = None
+        self._thread = threading.Thread(target=self._post_all, daemon=True, name="turnlog-usage")
+        self._thread.start()
+
+    def put(self, report):
+        self.reports.put(report)
+
+    def finish(self):
+        """Wait until every report is posted; RunnerFailed if one was refused."""
+        self.reports.put(None)
+        self._thread.join()
+        if self.failed:
+            raise self.failed
+
+    def stop(self):
+        """Give up on reports not posted yet (the run failed)."""
+        if self._thread.is_alive():
+            self.failed = self.failed or RunnerFailed("stopped")
+            self.reports.put(None)
+
+    def _post_all(self):
+        while (report := self.reports.get()) is not None:
+            if self.failed:
+                continue
+            try:
+                self.sender.retrying("reporting usage", lambda r=report: self.writer.report_usage(
+                    self.session_id, **r))
+            except RunnerFailed as failed:
+                self.failed = failed
+
+
+class Pump:
+    def __init__(self, writer, session_id, spool, child, sender, batcher, provider,
+                 report=None):
+        self.writer = writer
+        self.session_id = session_id
+        self.spool = spool
+        self.child = child
+        self.sender = sender
+        self.batcher = batcher
+        self.provider = provider
+        self.report = report or (lambda r: None)
+        sender.idle = self.absorb_for  # keep reading the child while a post waits to retry
+
+    def resend(self, state):
+        """Post what a crashed run spooled but never saw acknowledged, and report the usage
+        of the lines it did (it may have died before their reports went out; a report
+        made twice is counted once)."""
+        for chunk in state.lines:
+            if chunk["seq"] <= state.acked:
+                self._report(chunk)
+        chunks = state.unacked
+        if chunks:
+            log(f"resending {len(chunks)} spooled lines not acknowledged before")
+        for at in range(0, len(chunks), self.batcher.max_lines):
+            self._post(chunks[at:at + self.batcher.max_lines])
+
+    def run(self):
+        """Until the child's pipes are closed and every line is posted."""
+        while self.child.open_streams or len(self.batcher):
+            wait = self.batcher.wait_time()
+            if self.child.open_streams:
+                self.absorb(wait)
+            if self.batcher.due() or (not self.child.open_streams and len(self.batcher)):
+                self._post(self.batcher.take())
+
+    def absorb(self, timeout):
+        """Take the child's lines off the queue: wait up to `timeout` (None: until one comes)."""
+        try:
+            self._take(self.child.lines.get(timeout=timeout) if timeout != 0.0 else
+                       self.child.lines.get_nowait())
+            for _ in range(DRAIN_LINES - 1):
+                self._take(self.child.lines.get_nowait())
+        except queue.Empty:
+            pass
+
+    def absorb_for(self, seconds):
+        """Wait `seconds`, batching the child's lines as they come (and fsyncing them)."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if self.child.open_streams:
+                self.absorb(left)
+                self.spool.sync()
+            else:
+                time.sleep(left)
+
+    def _take(self, chunk):
+        if chunk is None:
+            self.child.open_streams -= 1
+        else:
+            self.batcher.add(chunk)
+
+    def _post(self, batch):
+        self.spool.sync()  # on disk before the server may have it
+        self.sender.send(self.writer, self.session_id, batch)
+        self.spool.ack(batch[-1]["seq"])
+        for chunk in batch:
+            self._report(chunk)
+
+    def _report(self, chunk):
+        if chunk["stream"] == "stdout":
+            report = usage.report_for(self.provider, chunk["seq"], chunk["data"])
+            if report:
+                self.report(report)

@@ -1,0 +1,90 @@
+"""Posting with retries: what is retried, what is split, and what stops the run.
+
+Connection errors, 5xx and 429 are retried with the backoff, waiting at least the
+server's Retry-After; while it waits the runner keeps reading and spooling the
+child (`idle`). A 413 for the request's size splits the batch in halves; a line
+too long for the server, or a session out of room, is named and ends the run, as
+does every other 4xx, with a message that says which token, machine or field.
+"""
+import sys
+import time
+
+from app.client.backoff import Backoff
+from app.client.errors import ApiError
+from app.client.errors import RunnerFailed
+from app.client.errors import Unreachable
+
+SPLITTABLE = {"request_entity_too_large", "too_many_chunks", "session_output_limit"}
+
+
+class Sender:
+    def __init__(self, backoff=None, idle=None, log=None, token_name="runner token"):
+        self.backoff = backoff or Backoff()
+        self.idle = idle or time.sleep  # idle(seconds): wait, doing useful work meanwhile
+        self.log = log or (lambda text: print(f"turnlog: {text}", file=sys.stderr, flush=True))
+        self.token_name = token_name
+        self.failures = 0
+
+    def retrying(self, what, call, splittable=False):
+        """call() until it succeeds or fails for good (RunnerFailed; _TooBig when
+        `splittable` and the server says the request is too big)."""
+        while True:
+            try:
+                result = call()
+            except Unreachable as err:
+                self._wait(what, str(err), None)
+                continue
+            except ApiError as err:
+                if splittable and err.code in SPLITTABLE:
+                    raise _TooBig() from err
+                if not err.transient:
+                    raise RunnerFailed(self.explain(what, err)) from None
+                self._wait(what, f"{err.status} {err.code}", err.retry_after)
+                continue
+            if self.failures:
+                self.log(f"{what}: went through after {self.failures} failed tries")
+            self.failures = 0
+            self.backoff.reset()
+            return result
+
+    def send(self, client, session_id, batch):
+        """Post one batch, split in halves as long as the server finds it too big."""
+        try:
+            return self.retrying("posting output", lambda: client.post_output(session_id, batch),
+                                 splittable=len(batch) > 1)
+        except _TooBig:
+            pass
+        half = len(batch) // 2
+        self.send(client, session_id, batch[:half])
+        return self.send(client, session_id, batch[half:])
+
+    def _wait(self, what, reason, retry_after):
+        self.failures += 1
+        delay = self.backoff.next_delay(retry_after)
+        if self.failures == 1 or self.failures % 10 == 0:
+            self.log(f"{what}: {reason}; retrying in {delay:.1f} s (try {self.failures})")
+        self.idle(delay)
+
+    def explain(self, what, err):
+        """One message for a refusal, naming what to fix."""
+        details = err.details
+        if err.status == 401:
+            return (f"{what}: the server refused the {self.token_name} ({err.code}: {err.message});"
+                    " it is unknown, revoked or expired: check --token / TURNLOG_TOKEN")
+        if err.status == 403:
+            return f"{what}: the {self.token_name} may not do this ({err.code}): {err.message}"
+        if err.code == "line_too_long":
+            return (f"{what}: line seq {details.get('seq')} is longer than the server's"
+                    f" MAX_LINE_LENGTH ({err.message}); it was not stored")
+        if err.code == "session_output_limit":
+            return (f"{what}: the session is at its output limit of {details.get('limit')}"
+                    f" bytes ({details.get('output_bytes')} stored); the rest is not stored")
+        if err.code in ("request_entity_too_large", "too_many_chunks"):
+            return f"{what}: one line alone is over the server's request limit ({err.message})"
+        fields = details.get("fields")
+        extra = f" {fields}" if fields else ""
+        return f"{what}: the server refused it ({err.status} {err.code}): {err.message}{extra}"
+
+
+class _TooBig(Exception):
+    """The server refused a batch for its size; smaller ones may pass."""

@@ -1,0 +1,20 @@
+"""The `turnlog` console script: the operator commands of `flask --app wsgi`, plus the client.
+
+`turnlog db-upgrade` is `flask --app wsgi db-upgrade` (a FlaskGroup over create_app);
+`turnlog run` and `turnlog follow` need no app, only a server URL and a token.
+"""
+from flask.cli import FlaskGroup
+
+from app import create_app
+from app.client.commands import follow
+from app.client.commands import run
+
+cli = FlaskGroup(name="turnlog", create_app=create_app,
+                 help="turnlog: operator commands (db-upgrade, create-runner-token, ...) and"
+                      " the client (run, follow).")
+cli.add_command(run)
+cli.add_command(follow)
+
+
+def main():
+    cli.main(prog_name="turnlog")

@@ -1,0 +1,184 @@
+"""The runner's parts against fakes: usage reports, retries and splits, the follow view,
+and the client's promise not to import the server."""
+import json
+import queue
+import random
+import subprocess
+import sys
+
+import pytest
+
+from app.client import usage
+from app.client.backoff import Backoff
+from app.client.batcher import Batcher
+from app.client.errors import ApiError
+from app.client.errors import RunnerFailed
+from app.client.errors import Unreachable
+from app.client.render import Renderer
+from app.client.runner import Pump
+from app.client.runner import Recorder
+from app.client.sender import Sender
+from app.client.spool import Spool
+from app.client.spool import load
+from app.client.sse import Event
+
+
+def test_the_client_imports_neither_the_app_nor_the_services_nor_storage():
+    # `app/__init__.py` imports flask and app.config only (create_app imports the rest
+    # when called), so flask itself may load; nothing of the server may.
+    code = ("import sys, app.client, app.client.commands, app.client.runner\n"
+            "server = ('app.services', 'app.storage', 'flask_sqlalchemy', 'sqlalchemy', 'app.db',"
+            " 'app.extensions', 'app.cli', 'app.auth', 'app.ingest', 'app.sessions', 'app.streaming')\n"
+            "bad = [m for m in sys.modules if m in server or m.startswith(tuple(p + '.' for p in server))]\n"
+            "assert bad == [], bad\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("provider, line, expected", [
+    ("claude", {"type": "result", "num_turns": 3, "usage": {
+        "input_tokens": 4, "cache_creation_input_tokens": 10, "cache_read_input_tokens": 100,
+        "output_tokens": 55}}, (114, 55, 3)),
+    ("codex", {"type": "turn.completed", "usage": {"input_tokens": 9, "cached_input_tokens": 2,
+                                                   "output_tokens": 5}}, (9, 5, 1)),
+    ("gemini", {"type": "result", "status": "success",
+                "stats": {"total_tokens": 30, "input_tokens": 20, "output_tokens": 10}}, (20, 10, 1)),
+])
+def test_each_providers_result_line_gives_one_report_named_by_its_seq(provider, line, expected):
+    report = usage.report_for(provider, 41, json.dumps(line))
+    assert report == {"report_id": "line-41", "input_tokens": expected[0],
+                      "output_tokens": expected[1], "requests": expected[2]}
+
+
+@pytest.mark.parametrize("provider, line", [
+    ("claude", '{"type": "assistant", "message": {"content": "result"}}'),
+    ("claude", '{"type": "turn.completed", "usage": {"input_tokens": 1}}'),  # codex's, not claude's
+    ("codex", "not json but \"result\""),
+    ("gemini", '{"type": "result", "stats": {"input_tokens": true, "output_tokens": -4}}'),
+])
+def test_other_lines_give_no_report_and_bad_counts_are_zero(provider, line):
+    report = usage.report_for(provider, 1, line)
+    assert report is None or (report["input_tokens"], report["output_tokens"]) == (0, 0)
+
+
+class FakeWriter:
+    """Answers each post_output with the next scripted outcome (an exception or None)."""
+
+    def __init__(self, outcomes, limit=None):
+        self.outcomes = list(outcomes)
+        self.limit = limit  # batches above this many chunks are a 413
+        self.stored = []
+
+    def post_output(self, session_id, batch):
+        if self.outcomes:
+            outcome = self.outcomes.pop(0)
+            if outcome is not None:
+                raise outcome
+        if self.limit is not None and len(batch) > self.limit:
+            raise ApiError(413, "request_entity_too_large", "too big")
+        self.stored.extend(c["seq"] for c in batch)
+        return {"accepted": len(batch)}
+
+
+def quiet_sender():
+    waits = []
+    sender = Sender(Backoff(base=0.01, cap=0.05, rng=random.Random(5)), idle=waits.append,
+                    log=lambda text: None)
+    return sender, waits
+
+
+def batch(n):
+    return [{"seq": seq, "stream": "stdout", "data": "x"} for seq in range(n)]
+
+
+def test_connection_errors_5xx_and_429_are_retried_and_retry_after_is_honoured():
+    sender, waits = quiet_sender()
+    writer = FakeWriter([Unreachable("refused"), ApiError(503, "database_busy", "busy"),
+                         ApiError(429, "rate_limited", "slow down", retry_after=2.0)])
+    sender.send(writer, "s", batch(3))
+    assert writer.stored == [0, 1, 2]
+    assert len(waits) == 3 and waits[2] >= 2.0
+
+
+@pytest.mark.parametrize("error, words", [
+    (ApiError(401, "invalid_token", "unknown or revoked token"), "refused the runner token"),
+    (ApiError(403, "session_not_assigned", "use assign-machine"), "assign-machine"),
+    (ApiError(422, "validation_error", "invalid", {"fields": {"user_id": ["Longer than 200."]}}),
+     "user_id"),
+    (ApiError(413, "line_too_long", "chunk 0 is too long", {"index": 0, "seq": 7}), "line seq 7"),
+])
+def test_a_4xx_stops_at_once_with_a_message_naming_what_to_fix(error, words):
+    sender, waits = quiet_sender()
+    with pytest.raises(RunnerFailed, match=words):
+        sender.send(FakeWriter([error]), "s", batch(1))
+    assert waits == []
+
+
+def test_a_batch_too_big_for_the_server_is_split_until_it_fits():
+    sender, _ = quiet_sender()
+    writer = FakeWriter([], limit=30)
+    sender.send(writer, "s", batch(100))
+    assert writer.stored == list(range(100))
+
+
+def test_one_line_over_the_request_limit_is_reported_not_split_forever():
+    sender, _ = quiet_sender()
+    with pytest.raises(RunnerFailed, match="one line alone"):
+        sender.send(FakeWriter([], limit=0), "s", batch(4))
+
+
+def render(events, raw=False):
+    out = []
+    renderer = Renderer(out.append, raw=raw)
+    for name, data in events:
+        renderer.handle(Event(name, json.dumps(data), None))
+    return "".join(out)
+
+
+def test_follow_prints_streamed_text_once_a_line_per_tool_call_and_results_collapsed():
+    text = render([
+        ("block.started", {"turn_id": "t1", "block_id": "b0", "kind": "thinking"}),
+        ("block.completed", {"turn_id": "t1", "block_id": "b0", "kind": "thinking",
+                             "block": {"type": "thinking", "thinking": "secret plan"}}),
+        ("block.started", {"turn_id": "t1", "block_id": "b1", "kind": "text"}),
+        ("block.delta", {"turn_id": "t1", "block_id": "b1", "text": "Hel"}),
+        ("block.delta", {"turn_id": "t1", "block_id": "b1", "text": "lo"}),
+        ("block.completed", {"turn_id": "t1", "block_id": "b1", "kind": "text",
+                             "block": {"type": "text", "text": "Hello world"}}),
+        ("block.completed", {"turn_id": "t1", "block_id": "b2", "kind": "tool_use",
+                             "block": {"type": "tool_use", "name": "Bash",
+                                       "input": {"command": "ls -la"}}}),
+        ("block.completed", {"turn_id": "t1", "block_id": "b3", "kind": "tool_result",
+                             "block": {"type": "tool_result", "content": "a\nb\nc"}}),
+        ("end", {"status": "failed", "exit_code": 3}),
+    ])
+    assert text == "Hello world\n> Bash(ls -la)\n  = a (+2 lines)\n[session failed, exit code 3]\n"
+
+
+def test_follow_raw_prints_the_payload_lines():
+    text = render([("output", {"event_index": 0, "stream": "stdout", "payload": '{"type": "x"}'}),
+                   ("block.delta", {"turn_id": "t", "block_id": "b", "text": "ignored"})], raw=True)
+    assert text == '{"type": "x"}\n'
+
+
+class FakeChild:
+    """What the pump reads: a queue of recorded chunks, None at each stream's end."""
+
+    def __init__(self, count, record):
+        self.lines = queue.Queue()
+        self.open_streams = 2
+        for n in range(count):
+            self.lines.put(record("stderr" if n % 10 == 0 else "stdout", f"line {n}"))
+        self.lines.put(None)
+        self.lines.put(None)
+
+
+def test_the_pump_posts_a_burst_of_lines_each_once_in_order_and_acks_them_all(tmp_path):
+    spool = Spool.create(tmp_path, "s", "http://server")
+    writer, child = FakeWriter([]), FakeChild(2500, Recorder(spool, 0))  # > one drain's worth
+    sender, _ = quiet_sender()
+    Pump(writer, "s", spool, child, sender, Batcher(), "claude").run()
+    spool.close()
+    assert writer.stored == list(range(2500))
+    state, _ = load(spool.path)
+    assert (state.next_seq, state.acked, state.unacked) == (2500, 2499, [])
