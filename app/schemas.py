@@ -90,11 +90,22 @@ class CompleteSchema(BaseSchema):
                                validate=EXIT_CODE_RANGE)
 
 
+MAX_USAGE_REPORTS = 1000  # per request, like MAX_CHUNKS lines
+
+
 class UsageReportSchema(BaseSchema):
     report_id = Identifier(required=True, validate=validate.Length(min=1, max=200))
     input_tokens = fields.Integer(load_default=0, strict=True, validate=USAGE_RANGE)
     output_tokens = fields.Integer(load_default=0, strict=True, validate=USAGE_RANGE)
     requests = fields.Integer(load_default=0, strict=True, validate=USAGE_RANGE)
+
+
+class UsageReportsSchema(BaseSchema):
+    """Several usage reports in one request: a runner reports every result line of a
+    batch at once, not one request each."""
+
+    reports = fields.List(fields.Nested(UsageReportSchema), required=True,
+                          validate=validate.Length(min=1, max=MAX_USAGE_REPORTS))
 
 
 class MessageSchema(BaseSchema):
@@ -203,6 +214,7 @@ session_create_schema = SessionCreateSchema()
 output_batch_schema = OutputBatchSchema()
 complete_schema = CompleteSchema()
 usage_report_schema = UsageReportSchema()
+usage_reports_schema = UsageReportsSchema()
 message_schema = MessageSchema()
 session_summary_schema = SessionSummarySchema()
 session_schema = SessionSchema()

@@ -10,8 +10,9 @@ run, authentication off. Each run:
   timed from start to exit (session opened, every line acknowledged, usage reported,
   completed), against in-process `ingest_output` at batch 100 on its own fresh file in
   the same run. Goal: ratio >= 0.5. bench/ingest.py's stream ends a turn every 10 lines
-  with a result line carrying usage, so the runner also posts a usage report (one
-  request each, as the API takes them) per 10 lines; `no-usage` is the same stream with
+  with a result line carrying usage, so the runner also reports usage for every 10
+  lines (the reports that piled up while its last one was out go in one request to
+  `.../usage-reports`); `no-usage` is the same stream with
   `usage` taken off the result lines, as for a `claude -p` run, whose one result line
   comes at its end.
 - latency: a child prints L lines, one every S seconds, each stamped with the time it was
@@ -19,7 +20,7 @@ run, authentication off. Each run:
   Goal: p99 < 300 ms. `direct` is the same with the lines posted one per request from
   this process (no runner): the server's own share. The runner adds its batching clock
   (up to 100 ms, by design) and a request. The server's share is mostly its stream
-  poller (`TURNLOG_STREAM_POLL_SECONDS`, 0.25 s by default, on SQLite); `--poll` sets it.
+  poller (`TURNLOG_STREAM_POLL_SECONDS`, 0.1 s by default, on SQLite); `--poll` sets it.
 
 Prints each run and, with --runs > 1, the medians.
 """

@@ -63,6 +63,12 @@ class UsageReceiptSchema(BaseSchema):
     session = fields.Nested(SessionSummarySchema, required=True)
 
 
+class UsageReceiptsSchema(BaseSchema):
+    counted = fields.List(fields.Boolean(), required=True, metadata={
+        "description": "for each report, in order: counted now (true) or a repeat (false)"})
+    session = fields.Nested(SessionSummarySchema, required=True)
+
+
 class ErrorSchema(BaseSchema):
     code = fields.String(required=True, metadata={"description": "stable, machine-readable"})
     message = fields.String(required=True)

@@ -176,6 +176,9 @@ def _writes():
          schemas.CompleteSchema, envelopes.SessionEnvelopeSchema, {}),
         ("usage", "recordUsage", "Count a usage report once per report_id",
          schemas.UsageReportSchema, envelopes.UsageReceiptSchema, {}),
+        ("usage-reports", "recordUsageReports",
+         "Count several usage reports, each once per report_id, in one transaction",
+         schemas.UsageReportsSchema, envelopes.UsageReceiptsSchema, {}),
     ]
     for name, operation_id, summary, body, receipt, errors in writes:
         yield f"{BASE}/{{session_id}}/{name}", "post", {

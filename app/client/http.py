@@ -57,6 +57,12 @@ class Client:
                 "output_tokens": output_tokens, "requests": requests}
         return self.call("POST", f"{API}/{session_id}/usage", body)["counted"]
 
+    def report_usage_many(self, session_id, reports):
+        """Add several usage reports (dicts of report_id, input_tokens, output_tokens,
+        requests) in one request; a list of True (counted now) or False (a repeat)."""
+        body = {"reports": [{"requests": 1, **report} for report in reports]}
+        return self.call("POST", f"{API}/{session_id}/usage-reports", body)["counted"]
+
     def get_session(self, session_id):
         """The session with its first page of messages."""
         return self.call("GET", f"{API}/{session_id}")["session"]

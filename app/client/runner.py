@@ -120,6 +120,9 @@ class Recorder:
         return chunk
 
 
+MAX_USAGE_REPORTS = 1000  # the server's limit per request
+
+
 class UsageReporter:
     """Posts usage reports in order, on a thread and a connection of their own."""
 
@@ -149,14 +152,34 @@ class UsageReporter:
             self.reports.put(None)
 
     def _post_all(self):
-        while (report := self.reports.get()) is not None:
-            if self.failed:
+        done = False
+        while not done:
+            batch, done = self._next_batch()
+            if self.failed or not batch:
                 continue
             try:
-                self.sender.retrying("reporting usage", lambda r=report: self.writer.report_usage(
-                    self.session_id, **r))
+                self.sender.retrying("reporting usage", lambda b=batch: self.writer.report_usage_many(
+                    self.session_id, b))
             except RunnerFailed as failed:
                 self.failed = failed
+
+    def _next_batch(self):
+        """The reports waiting now (at least one, up to MAX_USAGE_REPORTS), and whether
+        the end mark came with them: what piled up while the last post was out goes in
+        one request."""
+        first = self.reports.get()
+        if first is None:
+            return [], True
+        batch = [first]
+        while len(batch) < MAX_USAGE_REPORTS:
+            try:
+                report = self.reports.get_nowait()
+            except queue.Empty:
+                break
+            if report is None:
+                return batch, True
+            batch.append(report)
+        return batch, False
 
 
 class Pump:

@@ -56,3 +56,13 @@ def usage(session_id):
     counted, session = service.record_usage(session_id, report, db.writing(),
                                             caller=current_caller())
     return {"counted": counted, "session": schemas.session_summary_schema.dump(session)}
+
+
+@bp.post("/<session_id>/usage-reports")
+@requires(RUNNER)
+def usage_reports(session_id):
+    """POST /api/remote/sessions/<id>/usage-reports: several usage reports at once."""
+    body = load_body(schemas.usage_reports_schema)
+    counted, session = service.record_usage_reports(session_id, body["reports"], db.writing(),
+                                                    caller=current_caller())
+    return {"counted": counted, "session": schemas.session_summary_schema.dump(session)}

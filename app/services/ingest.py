@@ -115,14 +115,25 @@ def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now,
 
 def record_usage(session_id, report, uow, *, caller=OPEN, clock=utc_now):
     """Add a usage report to the session's counters once; False for a repeat."""
+    counted, session = record_usage_reports(session_id, [report], uow, caller=caller, clock=clock)
+    return counted[0], session
+
+
+def record_usage_reports(session_id, reports, uow, *, caller=OPEN, clock=utc_now):
+    """Add each usage report to the session's counters once, all in one transaction;
+    returns ([counted now, per report], the session). A report_id seen before, or
+    earlier in `reports`, is a repeat and adds nothing."""
     with uow:
         _locked_session(uow, session_id, caller)
         stamp = to_iso(clock())
-        counted = uow.usage.add_if_new(session_id, report["report_id"], report["input_tokens"],
-                                       report["output_tokens"], report["requests"], stamp)
-        if counted:
-            uow.sessions.add_usage(session_id, report["input_tokens"], report["output_tokens"],
-                                   report["requests"], stamp)
+        counted = [uow.usage.add_if_new(session_id, r["report_id"], r["input_tokens"],
+                                        r["output_tokens"], r["requests"], stamp)
+                   for r in reports]
+        new = [r for r, fresh in zip(reports, counted) if fresh]
+        if new:
+            uow.sessions.add_usage(session_id, sum(r["input_tokens"] for r in new),
+                                   sum(r["output_tokens"] for r in new),
+                                   sum(r["requests"] for r in new), stamp)
         session = uow.sessions.get(session_id)
         uow.commit()
     return counted, session

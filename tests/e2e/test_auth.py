@@ -20,6 +20,7 @@ WRITE_BODIES = {
     "output": {"chunks": [{"seq": 0, "data": "x"}]},
     "complete": {"exit_code": 0},
     "usage": {"report_id": "r1", "input_tokens": 1},
+    "usage-reports": {"reports": [{"report_id": "r2", "input_tokens": 1}]},
 }
 
 

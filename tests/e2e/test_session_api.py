@@ -80,6 +80,32 @@ def test_usage_reports_count_once(client):
     assert session["total_tokens"] == 240
 
 
+def test_usage_reports_in_one_request_count_each_once_with_the_single_ones(client, rows):
+    sid = create_session(client)
+    client.post(f"/api/remote/sessions/{sid}/usage",
+                json={"report_id": "a", "input_tokens": 1, "output_tokens": 1, "requests": 1})
+    reports = [{"report_id": "a", "input_tokens": 100, "requests": 1},  # counted before
+               {"report_id": "b", "input_tokens": 10, "output_tokens": 2, "requests": 1},
+               {"report_id": "b", "input_tokens": 10, "output_tokens": 2, "requests": 1},  # a copy
+               {"report_id": "c", "output_tokens": 5}]
+    reply = client.post(f"/api/remote/sessions/{sid}/usage-reports", json={"reports": reports})
+    assert reply.status_code == 200, reply.get_json()
+    body = reply.get_json()
+    assert body["counted"] == [False, True, False, True]
+    assert (body["session"]["total_input_tokens"], body["session"]["total_output_tokens"],
+            body["session"]["request_count"]) == (11, 8, 2)
+    again = client.post(f"/api/remote/sessions/{sid}/usage-reports", json={"reports": reports})
+    assert again.get_json()["counted"] == [False] * 4
+    assert rows("SELECT COUNT(*) FROM usage_report_receipts WHERE session_id = ?", sid) == [(3,)]
+    # a body that fails validation counts none of its reports
+    bad = client.post(f"/api/remote/sessions/{sid}/usage-reports",
+                      json={"reports": [{"report_id": "d", "input_tokens": 1}, {"input_tokens": 2}]})
+    assert bad.status_code == 422
+    assert client.post(f"/api/remote/sessions/{sid}/usage-reports",
+                       json={"reports": []}).status_code == 422
+    assert rows("SELECT COUNT(*) FROM usage_report_receipts WHERE session_id = ?", sid) == [(3,)]
+
+
 def test_output_duplicates_are_reported_not_restored(client, rows):
     sid = create_session(client)
     post_lines(client, sid, ["a", "b"])
