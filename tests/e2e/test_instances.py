@@ -3,7 +3,7 @@ or a SQLite file on the same host).
 
 Runners post one session's output through both; a stream client on instance A sees
 what was ingested through B within the documented bound: a stream polls the database
-every STREAM_POLL_SECONDS (0.25 s), so an event reaches it at most one poll interval
+every STREAM_POLL_SECONDS (0.25 s here), so an event reaches it at most one poll interval
 plus one read after its ingest transaction commits. On PostgreSQL the commit's NOTIFY
 wakes A at once, however long its poll interval.
 """
@@ -17,7 +17,7 @@ from tests import servers
 from tests.servers import call
 from tests.sse_client import EventStream
 
-POLL_SECONDS = 0.25  # STREAM_POLL_SECONDS, the default
+POLL_SECONDS = 0.25  # STREAM_POLL_SECONDS for this test (the default is 0.1)
 FAN_OUT_SECONDS = 1.0  # the bound asserted: commit on B -> frame on a client of A
 BATCHES, BATCH, PAUSE = 40, 5, 0.05
 READ_SECONDS = 30
