@@ -83,6 +83,9 @@ def parse_result(obj):
     info = {key: obj[key] for key in RESULT_FIELDS if key in obj}
     if isinstance(obj.get("result"), str):
         info["result"] = obj["result"]
+    usage = token_usage(obj.get("usage"))
+    if usage:  # the agent's own total for the turn: it wins over the per-message fold
+        info["usage"] = usage
     return StreamEvent(RESULT, identity=line_identity(obj), info=info)
 
 
@@ -203,12 +206,21 @@ DELTA_FIELDS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "
 
 
 def parse_partial(obj):
-    """A raw API stream event: ignored by the turn, its live meaning in `info`."""
+    """A raw API stream event: ignored by the turn, its live meaning in `info`.
+
+    A `message_delta` carries the message's final usage (cumulative counts); the
+    assistant lines of that message repeat an early snapshot of it, so the turn
+    counts the delta's (`info["message_usage"]`, for the message last started).
+    """
     event = obj.get("event")
     partial = _partial(event) if isinstance(event, dict) else None
     info = {"reason": "partial_message"}
     if partial is not None:
         info["partial"] = partial
+    if isinstance(event, dict) and event.get("type") == "message_delta":
+        usage = token_usage(event.get("usage"))
+        if usage:
+            info["message_usage"] = usage
     return StreamEvent(IGNORED, info=info)
 
 

@@ -86,6 +86,9 @@ class Accumulator:
         if event.kind == ev.RESULT:
             buf.add_identity(identity, event_index, received_at)
             return [self._close(RESULT_TRIGGER, event.info, received_at)]
+        if event.kind == ev.IGNORED:
+            self._follow_message_stream(event.info)
+            return []
         if event.kind not in (ev.ASSISTANT, ev.TOOL_RESULTS):
             return []
         buf.add_identity(identity, event_index, received_at)
@@ -112,6 +115,16 @@ class Accumulator:
         if known is None or sum(usage.values()) > sum(known.values()):
             self.buffer.usage[message_id] = dict(usage)
 
+    def _follow_message_stream(self, info):
+        """Partial messages: which message is streaming, and the final usage its
+        `message_delta` reports (cumulative, so a re-sent copy changes nothing)."""
+        partial = info.get("partial") or {}
+        if partial.get("op") == "message" and partial.get("message_id"):
+            self.buffer.streaming_message = partial["message_id"]
+        message_id = self.buffer.streaming_message
+        if info.get("message_usage") and message_id:
+            self.buffer.final_usage[message_id] = dict(info["message_usage"])
+
     def _first_sighting(self, identity):
         """Record a line id; False when it was seen within the replay window."""
         if identity in self._recent_set:
@@ -133,7 +146,7 @@ class Accumulator:
             first_event_index=buf.first_event_index,
             last_event_index=buf.last_event_index,
             saved_parts=buf.saved_parts,
-            usage=dict(buf.usage),
+            usage=buf.message_usage(),
             started_at=buf.started_at,
             completed_at=completed_at,
             restated=dict(buf.restated),

@@ -11,7 +11,7 @@ from app.transcript.live_items import KINDS
 from app.transcript.live_items import item_events
 from app.transcript.live_streamed import streamed_events
 from app.transcript.live_streamed import take_streamed
-from app.transcript.transcript_turn import token_totals
+from app.transcript.usage import token_totals
 
 PROCESS_EXIT = "process_exit"
 
@@ -61,7 +61,7 @@ class LiveEvents:
                 for block in event.blocks:
                     self.add_block(block, event.message_id, out)
             if event.info.get("usage"):  # only then can the turn's totals change
-                self._usage(token_totals(buffer.usage), out)
+                self._usage(token_totals(buffer.message_usage()), out)
         if closed is not None and not (closed.is_empty and self.state is None):
             self._open(_first_line(closed, event_index), closed.started_at or received_at,
                        None, out)
@@ -146,7 +146,7 @@ class LiveEvents:
 
     def _close(self, closed, out):
         self.end_run(out)
-        usage = (closed.usage or reported_usage(closed.result)) if closed else {}
+        usage = closed.usage if closed else {}
         self._usage(usage, out)
         out.append(("turn.completed", {
             "turn_id": self.turn_id,
@@ -156,15 +156,6 @@ class LiveEvents:
             "transcript_turn_id": closed.turn_id if closed else None,
         }))
         self.state = None
-
-
-def reported_usage(result):
-    """Token counts a result line reports itself (Codex `usage`, Gemini `stats`)."""
-    source = result.get("usage") or result.get("stats") or {}
-    if not isinstance(source, dict):
-        return {}
-    return {key: value for key, value in source.items()
-            if key.endswith("tokens") and isinstance(value, int) and not isinstance(value, bool)}
 
 
 def _first_line(closed, default):

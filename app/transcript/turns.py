@@ -29,6 +29,11 @@ class TurnBuffer:
     # message id -> its token usage. Claude repeats one message's usage on every
     # line of that message, so it is kept once per message id, never summed per line.
     usage: dict = field(default_factory=dict)
+    # message id -> the final usage its `message_delta` reported (partial messages):
+    # it overrides the snapshot the message's lines repeat, key by key.
+    final_usage: dict = field(default_factory=dict)
+    # The message whose stream events are arriving (its `message_start` came last).
+    streaming_message: str | None = None
     # When the turn's first line was received (the caller's clock, ISO text).
     started_at: str | None = None
     # item id -> number of the part that holds it, for the items of this turn that
@@ -56,6 +61,11 @@ class TurnBuffer:
         rather than a wrong one."""
         if self.started_at is None and self.first_event_index is None:
             self.started_at = received_at
+
+    def message_usage(self):
+        """message id -> its token usage, the final report over the snapshot."""
+        return {message_id: {**self.usage.get(message_id, {}), **self.final_usage.get(message_id, {})}
+                for message_id in dict.fromkeys([*self.usage, *self.final_usage])}
 
     def begin_item_scope(self):
         """Item ids seen so far name nothing any more (a new provider turn began)."""

@@ -175,11 +175,45 @@ def test_usage_counts_once_per_message_id_however_many_lines_repeat_it():
         cl.assistant(cl.tool_use("t1"), message_id="m1"),
         cl.tool_result("t1"),
         cl.assistant(cl.text("b"), message_id="m2"),
-        cl.result(),
+        cl.result(usage=None),  # no total of its own: the fold stands in
     ])
     assert turn.usage == {"m1": {"input_tokens": 3, "output_tokens": 7},
                           "m2": {"input_tokens": 3, "output_tokens": 7}}
     assert TranscriptTurn.from_turn(turn).usage == {"input_tokens": 6, "output_tokens": 14}
+
+
+def test_the_results_own_usage_is_the_turns_usage():
+    reported = {"input_tokens": 18, "output_tokens": 99, "cache_read_input_tokens": 8800,
+                "cache_creation_input_tokens": 800}
+    [turn] = feed_all(Accumulator(), [
+        cl.assistant(cl.text("a"), message_id="m1"),
+        cl.assistant(cl.text("b"), message_id="m2"),
+        cl.result(usage={**reported, "server_tool_use": {"web_search_requests": 0}}),
+    ])
+    assert TranscriptTurn.from_turn(turn).usage == reported
+
+
+@pytest.mark.parametrize("delta_first", [True, False])
+def test_a_message_deltas_usage_overrides_the_snapshot_its_lines_repeat(delta_first):
+    start = cl.message_start("m1", {"input_tokens": 12, "output_tokens": 18})
+    delta = cl.message_delta({"output_tokens": 99})
+    lines = [cl.assistant(cl.text("a"), message_id="m1"), cl.assistant(cl.text("b"), message_id="m1")]
+    lines = [start, delta, *lines] if delta_first else [start, *lines, delta]
+    acc = Accumulator()
+    feed_all(acc, lines)
+    feed_all(acc, [delta], start=10)  # a re-sent copy: the same cumulative counts
+    [turn] = feed_all(acc, [cl.result(usage=None)], start=11)
+    # input_tokens from the lines' snapshot, output_tokens from the final delta
+    assert TranscriptTurn.from_turn(turn).usage == {"input_tokens": 3, "output_tokens": 99}
+
+
+def test_the_streaming_message_survives_a_snapshot():
+    acc = Accumulator()
+    feed_all(acc, [cl.message_start("m1"), cl.assistant(cl.text("a"), message_id="m1")])
+    saved = acc.take_unsaved_parts().parts
+    revived = Accumulator.restore(acc.snapshot())
+    [turn] = feed_all(revived, [cl.message_delta({"output_tokens": 40}), cl.result(usage=None)], start=2)
+    assert TranscriptTurn.from_turn(turn.with_saved_parts(saved)).usage["output_tokens"] == 40
 
 
 def test_usage_survives_a_snapshot():

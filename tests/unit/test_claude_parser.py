@@ -47,6 +47,22 @@ def test_result_keeps_outcome_fields():
     assert event.info["is_error"] is True and event.info["result"] == "too long"
 
 
+def test_result_keeps_its_token_usage_counts_only():
+    usage = {"input_tokens": 18, "output_tokens": 85, "cache_read_input_tokens": 8800,
+             "cache_creation_input_tokens": 800, "service_tier": "standard", "server_tool_use": {}}
+    assert parse_line(cl.result(usage=usage)).info["usage"] == {
+        key: usage[key] for key in ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                                    "cache_creation_input_tokens")}
+    assert "usage" not in parse_line(cl.result(usage=None)).info
+
+
+def test_message_delta_reports_its_final_usage():
+    event = parse_line(cl.message_delta({"output_tokens": 99, "input_tokens": True}))
+    assert event.kind == ev.IGNORED
+    assert event.info["message_usage"] == {"output_tokens": 99}
+    assert "message_usage" not in parse_line(cl.message_start("m1")).info
+
+
 def test_system_init_is_summarised():
     event = parse_line(cl.system_init(uuid="s-1"))
     assert event.kind == ev.SYSTEM
