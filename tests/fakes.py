@@ -58,6 +58,14 @@ class FakeSessions:
         row = self.rows[session_id]
         row.machine, row.updated_at = machine, now
 
+    def add_transcript_usage(self, session_id, usage):
+        row = self.rows[session_id]
+        row.transcript_input_tokens += usage["input_tokens"]
+        row.transcript_output_tokens += usage["output_tokens"]
+        row.transcript_cache_read_tokens += usage["cache_read_input_tokens"]
+        row.transcript_cache_creation_tokens += usage["cache_creation_input_tokens"]
+        row.transcript_cost_usd += usage["total_cost_usd"]
+
     def add_usage(self, session_id, input_tokens, output_tokens, requests, now):
         row = self.rows[session_id]
         row.request_count += requests
@@ -101,11 +109,11 @@ class FakeTurns:
         self.keys = set()  # (session_id, turn_key)
 
     def add_many_if_new(self, session_id, turn_keys, now):
-        added = 0
+        added = []
         for key in turn_keys:
             if (session_id, key) not in self.keys:
                 self.keys.add((session_id, key))
-                added += 1
+                added.append(key)
         return added
 
 

@@ -26,6 +26,7 @@ from app.transcript.flush_policy import policy_for
 from app.transcript.live_events import LiveEvents
 from app.transcript.transcript_turn import TranscriptTurn
 from app.transcript.turns import Turn
+from app.transcript.usage import transcript_delta
 
 log = logging.getLogger(__name__)
 
@@ -219,12 +220,17 @@ def _write(uow, session_id, turns, drafts, stamp):
     and {turn key: row id} of the rows written.
 
     Only newly inserted keys count, so a replayed turn (same turn_key) moves no
-    counter, whether or not it wrote a row. A turn with nothing in it (a re-sent
+    counter, whether or not it wrote a row; a new turn's usage is added to the
+    session's transcript usage once, with its key. A turn with nothing in it (a re-sent
     id-less result line closing an empty buffer) is no conversation turn, unless
     it reports a failure.
     """
     real = [turn for turn in turns if not turn.is_empty]
-    new_turns = uow.turns.add_many_if_new(session_id, [turn.turn_id for turn in real], stamp)
+    new_keys = set(uow.turns.add_many_if_new(session_id, [turn.turn_id for turn in real], stamp))
+    new_turns = len(new_keys)
+    usage = transcript_delta(turn for turn in real if turn.turn_id in new_keys)
+    if any(usage.values()):
+        uow.sessions.add_transcript_usage(session_id, usage)
     inserted = uow.messages.insert_new(session_id, [d for d in drafts if d is not None], stamp)
     visible = sum(1 for _, d in inserted if d.role == "assistant" and d.content.strip())
     return TranscriptDelta(len(inserted), new_turns, visible), {

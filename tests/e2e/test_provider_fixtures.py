@@ -3,7 +3,8 @@
 transcript must equal `name.expected.json` for each session kind.
 
 An expected message lists its block types, and may also list its `content_blocks` in
-full and its turn's `terminal_reason`; an expected transcript may also give the session's turn counters."""
+full and its turn's `terminal_reason`; an expected transcript may also give the session's
+turn counters and its `transcript_usage` (summed from the turns' own usage)."""
 import json
 from pathlib import Path
 
@@ -58,6 +59,8 @@ def _check(session, expected):
     for counter in COUNTERS:
         if counter in expected:
             assert session[counter] == expected[counter], counter
+    if "transcript_usage" in expected:
+        assert session["transcript_usage"] == expected["transcript_usage"]
 
 
 def _post_each_with_the_one_before(client, sid, lines):

@@ -263,10 +263,15 @@ def test_the_header_counters_come_as_json(client):
                              cl.assistant(cl.tool_use("t1")), cl.result()])
     response = client.get(f"/sessions/{sid}/counters")
     assert response.status_code == 200 and response.headers["Cache-Control"] == "no-store"
+    # cl.result() reports 3 in and 7 out for each turn; no usage report came
     assert response.get_json() == {"status": "running", "message_count": 1,
-                                   "conversation_turn_count": 2, "total_tokens": 0}
+                                   "conversation_turn_count": 2, "total_tokens": 0,
+                                   "transcript_tokens": 20, "transcript_cache_tokens": 0,
+                                   "transcript_cost": "$0.0000"}
     html = page(client, f"/sessions/{sid}")
     assert '<dd id="count-messages">1</dd>' in html and '<dd id="count-turns">2</dd>' in html
+    assert "<dt>Transcript tokens</dt><dd id=\"count-transcript-tokens\">20</dd>" in html
+    assert "<dt>Reported tokens</dt><dd id=\"count-tokens\">0</dd>" in html
     assert client.get("/sessions/nope/counters").status_code == 404
 
 

@@ -120,9 +120,10 @@ def test_two_identical_codex_runs_are_two_turns_and_a_resent_turn_end_counts_not
 def test_the_repository_counts_each_new_key_once_in_one_statement(app, new_session, rows):
     sid = new_session()
     with writing() as uow:
-        assert uow.turns.add_many_if_new(sid, ["turn:a", "turn:b", "turn:b"], "t") == 2
-        assert uow.turns.add_many_if_new(sid, ["turn:b", "turn:c"], "t") == 1
-        assert uow.turns.add_many_if_new(sid, [], "t") == 0
+        assert sorted(uow.turns.add_many_if_new(sid, ["turn:a", "turn:b", "turn:b"], "t")) == [
+            "turn:a", "turn:b"]
+        assert uow.turns.add_many_if_new(sid, ["turn:b", "turn:c"], "t") == ["turn:c"]
+        assert uow.turns.add_many_if_new(sid, [], "t") == []
         uow.commit()
     assert rows("SELECT turn_key FROM session_turns WHERE session_id = ? ORDER BY turn_key",
                 sid) == [("turn:a",), ("turn:b",), ("turn:c",)]

@@ -9,7 +9,9 @@ from app.services.models import AgentSession
 COLUMNS = (
     "session_id, user_id, session_type, context, status, provider, exit_code, "
     "message_count, conversation_turn_count, visible_message_count, request_count, total_tokens, total_input_tokens, "
-    "total_output_tokens, next_event_index, created_at, updated_at, machine, opened_by_token, output_bytes"
+    "total_output_tokens, next_event_index, created_at, updated_at, machine, opened_by_token, output_bytes, "
+    "transcript_input_tokens, transcript_output_tokens, transcript_cache_read_tokens, "
+    "transcript_cache_creation_tokens, transcript_cost_usd"
 )
 INSERT = text(
     "INSERT INTO agent_sessions (session_id, user_id, session_type, context, status,"
@@ -81,6 +83,16 @@ ADD_USAGE = text(
     " total_output_tokens = total_output_tokens + :output_tokens,"
     " total_tokens = total_tokens + :input_tokens + :output_tokens, updated_at = :now"
     " WHERE session_id = :session_id"
+)
+
+# What closed turns reported of their own usage (never a usage report's counters).
+ADD_TRANSCRIPT_USAGE = text(
+    "UPDATE agent_sessions SET transcript_input_tokens = transcript_input_tokens + :input_tokens,"
+    " transcript_output_tokens = transcript_output_tokens + :output_tokens,"
+    " transcript_cache_read_tokens = transcript_cache_read_tokens + :cache_read_input_tokens,"
+    " transcript_cache_creation_tokens = transcript_cache_creation_tokens"
+    " + :cache_creation_input_tokens,"
+    " transcript_cost_usd = transcript_cost_usd + :total_cost_usd WHERE session_id = :session_id"
 )
 
 
@@ -207,6 +219,11 @@ class SessionRepository:
                 "now": now,
             },
         )
+
+    def add_transcript_usage(self, session_id, usage):
+        """Add newly closed turns' usage ({input_tokens, output_tokens,
+        cache_read_input_tokens, cache_creation_input_tokens, total_cost_usd})."""
+        self.conn.execute(ADD_TRANSCRIPT_USAGE, {"session_id": session_id, **usage})
 
 
 def _to_session(row):
