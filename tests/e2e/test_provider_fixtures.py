@@ -3,7 +3,7 @@
 transcript must equal `name.expected.json` for each session kind.
 
 An expected message lists its block types, and may also list its `content_blocks` in
-full and its turn's `terminal_reason`; an expected transcript may also give the session's
+full, its turn's `terminal_reason` and its `metadata.usage`; an expected transcript may also give the session's
 turn counters and its `transcript_usage` (summed from the turns' own usage)."""
 import json
 from pathlib import Path
@@ -48,6 +48,8 @@ def _transcript(session, expected):
             row["content_blocks"] = message["content_blocks"]
         if n < len(expected) and "terminal_reason" in expected[n]:
             row["terminal_reason"] = message["metadata"].get("terminal_reason")
+        if n < len(expected) and "usage" in expected[n]:
+            row["usage"] = message["metadata"].get("usage")
         found.append(row)
     return found
 
