@@ -14,12 +14,15 @@ from app.providers.surrogates import replace_in_json
 from app.transcript.event_types import ignored
 
 
-def parse_with(line, parsers):
-    """Decode `line` and hand it to the parser its `type` names; never raises."""
+def parse_with(line, parsers, untyped=None):
+    """Decode `line` and hand it to the parser its `type` names (an object with no
+    `type` to `untyped`, when given); never raises."""
     obj = decode(line)
     if not isinstance(obj, dict):
         return obj
     kind = obj.get("type")
+    if kind is None and untyped is not None:
+        return untyped(obj)
     parser = parsers.get(kind) if isinstance(kind, str) else None
     if parser is None:
         return ignored("unknown_type")

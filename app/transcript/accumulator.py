@@ -20,6 +20,9 @@ from app.transcript.turns import turn_key
 # How many recent line ids are remembered to spot lines a runner sends again
 # under new seqs. Bounded so the stored state stays a few kilobytes.
 REPLAY_WINDOW = 256
+# The key under which a provider's running total for the turn (Codex's legacy
+# token_count) is kept among the per-message usages; no message id looks like it.
+TURN_TOTAL = "@turn"
 RESULT_TRIGGER = "result"
 COMPLETION_TRIGGER = "completion"
 
@@ -96,6 +99,8 @@ class Accumulator:
             buf.message_ids.append(event.message_id)
         if event.message_id and event.info.get("usage"):
             self._keep_usage(event.message_id, event.info["usage"])
+        if event.info.get("turn_usage"):  # a running total for the turn: the latest stands
+            buf.usage[TURN_TOTAL] = dict(event.info["turn_usage"])
         if event.item_id:
             buf.restate_item(event.item_id, event.blocks, event.item_done)
         else:

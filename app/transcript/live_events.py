@@ -60,7 +60,7 @@ class LiveEvents:
             else:
                 for block in event.blocks:
                     self.add_block(block, event.message_id, out)
-            if event.info.get("usage"):  # only then can the turn's totals change
+            if event.info.get("usage") or event.info.get("turn_usage"):  # else the totals stay
                 self._usage(token_totals(buffer.message_usage()), out)
         if closed is not None and not (closed.is_empty and self.state is None):
             self._open(_first_line(closed, event_index), closed.started_at or received_at,
