@@ -89,6 +89,9 @@ class FakeMessages:
             added.append((len(self.rows), draft))
         return added
 
+    def has_turn_key(self, session_id, turn_key):
+        return any(m.session_id == session_id and m.turn_key == turn_key for m in self.rows)
+
     def list_before(self, session_id, before, limit):
         older = [m for m in self.rows if m.session_id == session_id and m.id < before]
         return copy.deepcopy(older[-limit:]) if limit else []
@@ -107,6 +110,9 @@ class FakeMessages:
 class FakeTurns:
     def __init__(self):
         self.keys = set()  # (session_id, turn_key)
+
+    def known(self, session_id, turn_key):
+        return (session_id, turn_key) in self.keys
 
     def add_many_if_new(self, session_id, turn_keys, now):
         added = []

@@ -2,6 +2,7 @@
 the raw API stream events of `--include-partial-messages`, and the OpenAI-shaped
 `{"type": "message", "role": "assistant", ...}` line some runners send instead.
 """
+import hashlib
 import json
 
 from app.providers.decode import parse_with
@@ -45,7 +46,17 @@ def parse_assistant(obj):
     message_id = message.get("id") if isinstance(message.get("id"), str) else None
     usage = token_usage(message.get("usage"))
     info = {"usage": usage} if usage and message_id else {}
-    return StreamEvent(ASSISTANT, tuple(blocks), line_identity(obj), message_id, info=info)
+    identity = line_identity(obj) or _message_identity(message_id, message.get("content"))
+    return StreamEvent(ASSISTANT, tuple(blocks), identity, message_id, info=info)
+
+
+def _message_identity(message_id, content):
+    """A line without a `uuid` is named by its message id and its content (Claude
+    prints each block of a message on a line of its own, under the message's id)."""
+    if message_id is None:
+        return None
+    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8", "surrogatepass"))
+    return f"claude:{message_id}:{digest.hexdigest()[:24]}"
 
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",

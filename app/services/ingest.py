@@ -6,6 +6,7 @@ and together: a crash leaves either all of a request's effects or none.
 """
 import logging
 import shlex
+from dataclasses import replace
 
 from app.formats import event_lines
 from app.providers import get_parser
@@ -90,6 +91,7 @@ def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now,
         snapshot = uow.turn_states.load(session_id)
         accumulator, live = Accumulator.restore(snapshot), LiveEvents.restore(snapshot)
         turn = accumulator.close(completed_at=stamp)
+        turn = _settle_replay(uow, session_id, accumulator, turn) if turn else None
         policy = policy_for(session.session_type, session.context)
         turns = [_transcript_turn(uow, session_id, turn)] if turn else []
         drafts = [policy.draft(turn) for turn in turns]
@@ -185,12 +187,13 @@ def _transcribe(uow, session, stored, stamp, parse_line):
             event = parse_line(out.payload)
             if accumulator.is_repeat(event):
                 event = None  # a re-sent line: no turn content, no live events
-            outcomes = accumulator.feed(event, out.event_index, stamp) if event else []
+            outcomes = accumulator.feed(event, out.event_index, stamp, out.payload) if event else []
         elif out.stream == "system":
             outcomes = [runner_note(out.event_index, out.payload)]
         else:
             outcomes = []
         for outcome in outcomes:
+            outcome = _settle_replay(uow, sid, accumulator, outcome)
             if isinstance(outcome, Turn):
                 outcome = closed = _transcript_turn(uow, sid, outcome)
                 turns.append(outcome)
@@ -203,6 +206,21 @@ def _transcribe(uow, session, stored, stamp, parse_line):
     uow.turn_states.save(sid, {**accumulator.snapshot(), **live.snapshot()}, stamp)
     delta, row_ids = _write(uow, sid, turns, drafts, stamp)
     return delta, [event_lines.encode(events, row_ids) for events in line_events]
+
+
+def _settle_replay(uow, session_id, accumulator, outcome):
+    """A turn or note its lines may have brought before (re-sent under new seqs): it
+    takes its earlier key when that key is stored, so it writes and counts nothing
+    again. A turn's verdict tells the accumulator whether the re-sending goes on."""
+    key = outcome.replay_key
+    if key is None or key == outcome.key:
+        return outcome
+    if isinstance(outcome, Turn):
+        replayed = uow.turns.known(session_id, key)
+        accumulator.settle_replay(replayed)
+    else:
+        replayed = uow.messages.has_turn_key(session_id, key)
+    return replace(outcome, key=key) if replayed else outcome
 
 
 def _transcript_turn(uow, session_id, turn):

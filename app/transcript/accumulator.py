@@ -12,6 +12,9 @@ from collections import deque
 from typing import NamedTuple
 
 from app.transcript import event_types as ev
+from app.transcript.replay import CAUGHT_UP
+from app.transcript.replay import RESTARTED
+from app.transcript.replay import ReplayChain
 from app.transcript.turns import SystemNote
 from app.transcript.turns import Turn
 from app.transcript.turns import TurnBuffer
@@ -43,23 +46,26 @@ class Accumulator:
     it is skipped, so a replayed fragment never leaks into the open turn.
     """
 
-    def __init__(self, buffer=None, recent_ids=()):
+    def __init__(self, buffer=None, recent_ids=(), replay=None):
         self.buffer = buffer or TurnBuffer()
         self._recent = deque(recent_ids, maxlen=REPLAY_WINDOW)
         self._recent_set = set(self._recent)
+        self.replay = ReplayChain(replay)
 
     @classmethod
     def restore(cls, snapshot):
         """An accumulator from a `snapshot()` (None: a session with no state yet)."""
         if not snapshot:
             return cls()
-        return cls(TurnBuffer.from_header(snapshot["turn"]), snapshot["recent_ids"])
+        return cls(TurnBuffer.from_header(snapshot["turn"]), snapshot["recent_ids"],
+                   snapshot.get("replay"))
 
     def snapshot(self):
         """The state to store, without the parts (take and save those first)."""
         if self.buffer.parts or self.buffer.restated:
             raise RuntimeError("take_unsaved_parts() before snapshot()")
-        return {"turn": self.buffer.header(), "recent_ids": list(self._recent)}
+        return {"turn": self.buffer.header(), "recent_ids": list(self._recent),
+                "replay": self.replay.snapshot()}
 
     def take_unsaved_parts(self):
         """The `UnsavedParts` the caller must save for the open turn."""
@@ -70,31 +76,41 @@ class Accumulator:
         return unsaved
 
     def is_repeat(self, event):
-        """True when `feed` would skip this event as a re-sent copy of a recent line."""
+        """True when `feed` would skip this event as a re-sent copy of a recent line
+        (or of a state of an item the open turn has finished)."""
+        if event.item_id and event.item_id in self.buffer.done_items:
+            return True
         return bool(event.identity) and event.identity in self._recent_set
 
-    def feed(self, event, event_index, received_at=None):
-        """Take one event, received at `received_at` (ISO text); return what it
-        completed (a Turn, a SystemNote, or nothing)."""
+    def feed(self, event, event_index, received_at=None, line=None):
+        """Take one event, read from `line` and received at `received_at` (ISO text);
+        return what it completed (a Turn, a SystemNote, or nothing).
+
+        A line without an id of its own is named by its place in the stream
+        (replay.py) when `line` is given, else by its buffer index.
+        """
         if event.identity and not self._first_sighting(event.identity):
             return []
-        identity = event.identity or f"@{event_index}"
         buf = self.buffer
+        if event.item_id and event.item_id in buf.done_items:
+            return []  # a re-sent state of an item this turn has finished
+        identity, replay_identity = self._names(event, event_index, line)
         if event.kind == ev.SYSTEM:
-            return [SystemNote(f"system:{identity}", event.text, event.info.get("subtype", ""))]
+            return [SystemNote(f"system:{identity}", event.text, event.info.get("subtype", ""),
+                               f"system:{replay_identity}" if replay_identity else None)]
         if event.kind == ev.TURN_STARTED:
             buf.begin_item_scope()
             buf.mark_start(received_at)
             return []
         if event.kind == ev.RESULT:
-            buf.add_identity(identity, event_index, received_at)
+            buf.add_identity(identity, event_index, received_at, replay_identity)
             return [self._close(RESULT_TRIGGER, event.info, received_at)]
         if event.kind == ev.IGNORED:
             self._follow_message_stream(event.info)
             return []
         if event.kind not in (ev.ASSISTANT, ev.TOOL_RESULTS):
             return []
-        buf.add_identity(identity, event_index, received_at)
+        buf.add_identity(identity, event_index, received_at, replay_identity)
         if event.message_id and event.message_id not in buf.message_ids:
             buf.message_ids.append(event.message_id)
         if event.message_id and event.info.get("usage"):
@@ -113,6 +129,25 @@ class Accumulator:
             self.buffer = TurnBuffer()
             return None
         return self._close(COMPLETION_TRIGGER, {}, completed_at)
+
+    def settle_replay(self, replayed):
+        """The caller's verdict on a closed turn's `replay_key`: stored already (the
+        lines are a re-sent copy) or not (new output)."""
+        self.replay.settle(replayed)
+
+    def _names(self, event, event_index, line):
+        """(the line's id, the id a replay candidate gives it, or None)."""
+        if event.identity:
+            return event.identity, event.identity if self.replay.running else None
+        if line is None or event.kind == ev.IGNORED:  # an ignored line names nothing
+            return f"@{event_index}", None
+        chain_id, candidate_id, turn = self.replay.name(line)
+        if turn == RESTARTED:
+            self.buffer.replay_digest = None  # the candidate names this turn's lines from here
+        elif turn == CAUGHT_UP and self.buffer.replay_digest is not None:
+            # The stream goes on from here under the names the copy retraced.
+            self.buffer.digest = self.buffer.replay_digest
+        return chain_id, candidate_id
 
     def _keep_usage(self, message_id, usage):
         """One usage per message id: the fullest report seen (later lines may add tokens)."""
@@ -155,6 +190,7 @@ class Accumulator:
             started_at=buf.started_at,
             completed_at=completed_at,
             restated=dict(buf.restated),
+            replay_key=turn_key(buf.replay_digest) if buf.replay_digest else None,
         )
         self.buffer = TurnBuffer()
         return turn

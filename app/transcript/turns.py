@@ -7,6 +7,7 @@ from dataclasses import replace
 # The part that holds a restatable item (a Codex item) in a turn: the item's
 # blocks in their latest state. TranscriptTurn expands it into those blocks.
 ITEM_STATE = "item_state"
+DONE_ITEMS = 64
 
 
 @dataclass
@@ -39,6 +40,12 @@ class TurnBuffer:
     # item id -> number of the part that holds it, for the items of this turn that
     # may still change (an item leaves once done, so this stays small).
     items: dict = field(default_factory=dict)
+    # The last DONE_ITEMS item ids finished in this item scope: a state of one arriving
+    # again is a re-sent copy. Bounded, like the line ids the accumulator remembers.
+    done_items: list = field(default_factory=list)
+    # The digest of the line ids a replay candidate gave (replay.py), from where it
+    # started; None while no candidate named a line of this turn.
+    replay_digest: str | None = None
     # part number -> new content, for saved parts restated since the last save.
     # Not part of the header: the caller takes and writes them with the new parts.
     restated: dict = field(default_factory=dict)
@@ -47,9 +54,12 @@ class TurnBuffer:
         """True while the turn has no content at all."""
         return not self.parts and not self.saved_parts
 
-    def add_identity(self, identity, event_index, received_at=None):
-        """Fold one line into the turn's identity, index range and start time."""
-        self.digest = hashlib.sha256(f"{self.digest}\n{identity}".encode("utf-8")).hexdigest()
+    def add_identity(self, identity, event_index, received_at=None, replay_identity=None):
+        """Fold one line into the turn's identity (and the replay candidate's), index
+        range and start time."""
+        self.digest = _fold(self.digest, identity)
+        if replay_identity is not None:
+            self.replay_digest = _fold(self.replay_digest or "", replay_identity)
         self.mark_start(received_at)
         if self.first_event_index is None:
             self.first_event_index = event_index
@@ -63,19 +73,23 @@ class TurnBuffer:
             self.started_at = received_at
 
     def message_usage(self):
-        """message id -> its token usage, the final report over the snapshot."""
-        return {message_id: {**self.usage.get(message_id, {}), **self.final_usage.get(message_id, {})}
-                for message_id in dict.fromkeys([*self.usage, *self.final_usage])}
+        """message id -> its token usage, the final report over the snapshot. Only the
+        messages whose lines this turn read count (a re-sent stream event of another
+        turn's message may have left its final usage here)."""
+        return {message_id: {**usage, **self.final_usage.get(message_id, {})}
+                for message_id, usage in self.usage.items()}
 
     def begin_item_scope(self):
         """Item ids seen so far name nothing any more (a new provider turn began)."""
-        self.items = {}
+        self.items, self.done_items = {}, []
 
     def restate_item(self, item_id, blocks, done=False):
         """The latest state of an item: it takes the item's place, or a new one at the
         end. A `done` item (its final state) is forgotten once placed."""
         part = {"type": ITEM_STATE, "item_id": item_id, "blocks": list(blocks)}
         number = self.items.pop(item_id, None) if done else self.items.get(item_id)
+        if done:
+            self.done_items = [*self.done_items[-(DONE_ITEMS - 1):], item_id]
         if number is None:
             if not done:
                 self.items[item_id] = self.saved_parts + len(self.parts)
@@ -117,6 +131,9 @@ class Turn:
     started_at: str | None = None
     completed_at: str | None = None
     restated: dict = field(default_factory=dict)  # saved part number -> its latest state
+    # The key the turn had when its lines were first sent, if they are being re-sent
+    # (replay.py): the caller takes it when that key is stored.
+    replay_key: str | None = None
 
     def with_saved_parts(self, saved):
         """This turn with its earlier, saved parts (restated where they changed) put
@@ -136,6 +153,11 @@ class SystemNote:
     key: str
     text: str
     subtype: str
+    replay_key: str | None = None  # as Turn.replay_key
+
+
+def _fold(digest, identity):
+    return hashlib.sha256(f"{digest}\n{identity}".encode("utf-8")).hexdigest()
 
 
 def turn_key(digest):

@@ -116,6 +116,37 @@ def test_same_seqs_posted_again_change_nothing(client, path, kind):
     _check(get_session(client, sid), _expected(path)[kind])
 
 
+@pytest.mark.parametrize("batching", ["one_request", "line_by_line"])
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("path", FIXTURES, ids=_id)
+def test_the_stream_re_sent_under_new_seqs_adds_no_row_and_moves_no_counter(client, path, kind,
+                                                                            batching):
+    session_type, context = KINDS[kind]
+    sid = create_session(client, session_type, context, provider=path.parent.name)
+    lines = _lines(path)
+    _post(client, sid, lines, 0, batching)
+    before = _counted(get_session(client, sid))
+    for again in (1, 2):  # twice: a copy that follows a copy is a copy too
+        _post(client, sid, lines, again * len(lines), batching)
+        assert _counted(get_session(client, sid)) == before, f"re-sent {again}"
+    assert complete(client, sid).status_code == 200
+    _check(get_session(client, sid), _expected(path)[kind])
+
+
+def _post(client, sid, lines, start_seq, batching):
+    if batching == "one_request":
+        assert post_lines(client, sid, lines, start_seq=start_seq).get_json()["accepted"] == len(lines)
+        return
+    for n, line in enumerate(lines):
+        assert post_lines(client, sid, [line], start_seq=start_seq + n).status_code == 200
+
+
+def _counted(session):
+    """What a re-sent stream must leave as it was: the rows and every counter."""
+    return ([(m["id"], m["content"], m["content_blocks"]) for m in session["messages"]],
+            {counter: session[counter] for counter in COUNTERS}, session["transcript_usage"])
+
+
 @pytest.mark.parametrize("path", FIXTURES, ids=_id)
 def test_rows_carry_the_turn_and_its_times_in_the_normalized_vocabulary(client, path):
     sid = create_session(client, "workflow", {"workflow_id": "wf-fixture"},

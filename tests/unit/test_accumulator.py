@@ -9,6 +9,7 @@ from app.transcript.event_types import ASSISTANT
 from app.transcript.event_types import TURN_STARTED
 from app.transcript.event_types import StreamEvent
 from app.transcript.transcript_turn import TranscriptTurn
+from app.transcript.turns import DONE_ITEMS
 from app.transcript.turns import SystemNote
 from app.transcript.turns import Turn
 from tests import claude_lines as cl
@@ -271,12 +272,16 @@ def test_an_item_is_forgotten_once_done_so_the_header_holds_only_open_items():
     for n in range(50):
         acc.feed(StreamEvent(ASSISTANT, (cl.text(f"{n}"),), item_id=f"i{n}", item_done=True), n)
     acc.feed(item_event("open", cl.text("running")), 50)
-    acc.feed(item_event("i0", cl.text("again")), 51)  # done items are not restated
-    acc.take_unsaved_parts()
-    assert acc.snapshot()["turn"]["items"] == {"open": 50, "i0": 51}
+    again = item_event("i0", cl.text("again"))
+    assert acc.is_repeat(again)  # a state of a finished item: a re-sent copy
+    acc.feed(again, 51)
+    unsaved = acc.take_unsaved_parts()
+    assert len(unsaved.parts) == 51 and unsaved.parts[0]["blocks"] == [cl.text("0")]
+    assert acc.snapshot()["turn"]["items"] == {"open": 50}
     acc.feed(StreamEvent(ASSISTANT, (cl.text("finished"),), item_id="open", item_done=True), 52)
     assert acc.take_unsaved_parts().restated[50]["blocks"] == [cl.text("finished")]
-    assert acc.snapshot()["turn"]["items"] == {"i0": 51}
+    assert acc.snapshot()["turn"]["items"] == {}
+    assert len(acc.snapshot()["turn"]["done_items"]) == min(51, DONE_ITEMS)
 
 
 def test_a_new_turn_scope_makes_an_item_id_name_a_new_item():
@@ -331,3 +336,12 @@ def feed_all_at(acc, lines, received_at, start=0):
     for index, line in enumerate(lines, start):
         out.extend(acc.feed(parse_line(line), index, received_at))
     return out
+
+
+def test_the_finished_items_remembered_are_bounded():
+    acc = Accumulator()
+    for n in range(DONE_ITEMS + 10):
+        acc.feed(StreamEvent(ASSISTANT, (cl.text(f"{n}"),), item_id=f"i{n}", item_done=True), n)
+    done = acc.buffer.done_items
+    assert len(done) == DONE_ITEMS and done[-1] == f"i{DONE_ITEMS + 9}"
+    assert not acc.is_repeat(item_event("i0", cl.text("0")))  # forgotten: a place of its own

@@ -195,3 +195,13 @@ def test_random_objects_of_known_shapes_never_raise():
 def test_compact_boundary_is_summarised():
     event = parse_line(json.dumps({"type": "system", "subtype": "compact_boundary"}))
     assert (event.kind, event.text) == (ev.SYSTEM, "Conversation compacted")
+
+
+def test_an_assistant_line_without_a_uuid_is_named_by_its_message_and_content():
+    def line(text_value, message_id="msg_1"):
+        obj = json.loads(cl.assistant(cl.text(text_value), message_id=message_id))
+        del obj["uuid"]
+        return json.dumps(obj)
+    names = [parse_line(raw).identity for raw in (line("a"), line("a"), line("b"), line("a", "msg_2"))]
+    assert names[0] == names[1] and len(set(names)) == 3
+    assert names[0].startswith("claude:msg_1:")

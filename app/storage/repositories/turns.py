@@ -1,4 +1,6 @@
 """SQL for `session_turns`: every turn key a session has closed, held once."""
+from sqlalchemy import text
+
 from app.storage.repositories.dialect import placeholders
 
 # One row of VALUES per key; a key stored already (or twice in the list) is skipped.
@@ -6,6 +8,8 @@ INSERT_IF_NEW = (
     "INSERT INTO session_turns (session_id, turn_key, closed_at) VALUES {rows}"
     " ON CONFLICT (session_id, turn_key) DO NOTHING RETURNING turn_key"
 )
+
+SELECT_KNOWN = text("SELECT 1 FROM session_turns WHERE session_id = :session_id AND turn_key = :turn_key")
 
 
 class TurnRepository:
@@ -32,3 +36,8 @@ class TurnRepository:
             return [row[0] for row in cursor.fetchall()]
         finally:
             cursor.close()
+
+    def known(self, session_id, turn_key):
+        """True when the session has closed a turn of this key."""
+        found = self.conn.execute(SELECT_KNOWN, {"session_id": session_id, "turn_key": turn_key})
+        return found.first() is not None
