@@ -42,7 +42,7 @@ def parse_assistant(obj):
     message = obj.get("message")
     if not isinstance(message, dict):
         return ignored("no_message")
-    blocks = assistant_blocks(message.get("content"))
+    blocks = with_parent(assistant_blocks(message.get("content")), obj)
     message_id = message.get("id") if isinstance(message.get("id"), str) else None
     usage = token_usage(message.get("usage"))
     info = {"usage": usage} if usage and message_id else {}
@@ -86,7 +86,16 @@ def parse_user(obj):
     ]
     if not results:
         return ignored("no_tool_result")
-    return StreamEvent(TOOL_RESULTS, tuple(results), line_identity(obj))
+    return StreamEvent(TOOL_RESULTS, tuple(with_parent(results, obj)), line_identity(obj))
+
+
+def with_parent(blocks, obj):
+    """A sub-agent's blocks (a line with a `parent_tool_use_id`: the Task tool call that
+    started it), each marked with that id, so a reader can nest them under the call."""
+    parent = obj.get("parent_tool_use_id")
+    if not isinstance(parent, str) or not parent:
+        return blocks
+    return [{**block, "parent_tool_use_id": parent} for block in blocks]
 
 
 def parse_result(obj):

@@ -102,6 +102,8 @@ class LiveEvents:
             data.update(tool_name=block.get("name"), call_id=block.get("id"))
         elif kind == "tool_result":
             data["call_id"] = block.get("tool_use_id")
+        if block.get("parent_tool_use_id"):  # a sub-agent's block, under its Task call
+            data["parent_tool_use_id"] = block["parent_tool_use_id"]
         out.append(("block.started", data))
         return block_id
 

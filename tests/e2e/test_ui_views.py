@@ -343,3 +343,18 @@ def test_half_a_real_turn_is_in_the_first_render_until_its_result(client):
     html = page(client, f"/sessions/{sid}")
     assert 'id="open-turn"' not in html and len(bubble_ids(html)) == 1
     assert client.get(f"/sessions/{sid}/open-turn").get_data(as_text=True).strip() == ""
+
+
+def test_a_sub_agent_is_shown_inside_the_task_call_that_started_it(client):
+    from pathlib import Path
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "streams" / "claude" / "subagent.jsonl"
+    sid = create_session(client, "workflow", {"workflow_id": "wf-ui"})
+    post_lines(client, sid, fixture.read_text().splitlines())
+    complete(client, sid)
+    html = page(client, f"/sessions/{sid}")
+    task = html.index('data-call-id="toolu_T1"')
+    inside = html.index('class="subagent"', task)
+    grep_call = html.index('data-call-id="toolu_S1"', inside)
+    task_result = html.index("toolu_T1</a>", grep_call)  # the Task's result link, after the sub-agent
+    assert task < inside < grep_call < task_result
+    assert html.count('class="subagent"') == 1

@@ -205,3 +205,15 @@ def test_an_assistant_line_without_a_uuid_is_named_by_its_message_and_content():
     names = [parse_line(raw).identity for raw in (line("a"), line("a"), line("b"), line("a", "msg_2"))]
     assert names[0] == names[1] and len(set(names)) == 3
     assert names[0].startswith("claude:msg_1:")
+
+
+def test_a_sub_agents_blocks_keep_the_task_call_that_started_it():
+    line = json.loads(cl.assistant(cl.text("found"), cl.tool_use("toolu_S")))
+    line["parent_tool_use_id"] = "toolu_T"
+    event = parse_line(json.dumps(line))
+    assert [b["parent_tool_use_id"] for b in event.blocks] == ["toolu_T", "toolu_T"]
+    result = json.loads(cl.tool_result("toolu_S"))
+    result["parent_tool_use_id"] = "toolu_T"
+    assert parse_line(json.dumps(result)).blocks[0]["parent_tool_use_id"] == "toolu_T"
+    main = parse_line(cl.assistant(cl.text("mine")))  # parent_tool_use_id null
+    assert "parent_tool_use_id" not in main.blocks[0]
