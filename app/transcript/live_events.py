@@ -50,6 +50,8 @@ class LiveEvents:
         if partial:
             self._open(event_index, received_at, buffer, out)
             streamed_events(self, partial, out)
+        elif event.info.get("message_usage") and self.state is not None:
+            self._usage(token_totals(buffer.message_usage()), out)  # a message's final counts
         elif event.kind == ev.TURN_STARTED:
             self._open(event_index, received_at, buffer, out)
             self.state["items"] = {}  # item ids start afresh, as in the accumulator
