@@ -198,6 +198,10 @@ class FakeTurnStates:
             assert 0 <= number < len(saved), "only saved parts can be restated"
             saved[number] = copy.deepcopy(part)
 
+    def drop_parts_from(self, session_id, start):
+        saved = self.parts.get(session_id, [])
+        del saved[start:]
+
     def clear_parts(self, session_id):
         self.parts.pop(session_id, None)
 

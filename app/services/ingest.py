@@ -200,6 +200,9 @@ def _transcribe(uow, session, stored, stamp, parse_line):
             drafts.append(policy.draft(outcome))
         line_events.append(live.for_line(event, out.event_index, stamp, accumulator.buffer,
                                          closed) if event else None)
+    dropped = accumulator.take_dropped_parts()
+    if dropped is not None:
+        uow.turn_states.drop_parts_from(sid, dropped)
     unsaved = accumulator.take_unsaved_parts()
     uow.turn_states.append_parts(sid, unsaved.start, unsaved.parts)
     uow.turn_states.replace_parts(sid, unsaved.restated)

@@ -75,6 +75,11 @@ class Accumulator:
         buf.parts, buf.restated = [], {}
         return unsaved
 
+    def take_dropped_parts(self):
+        """The part number from which saved parts must be deleted (an undone copy), or None."""
+        dropped, self.buffer.drop_from = self.buffer.drop_from, None
+        return dropped
+
     def is_repeat(self, event):
         """True when `feed` would skip this event as a re-sent copy of a recent line
         (or of a state of an item the open turn has finished)."""
@@ -95,6 +100,8 @@ class Accumulator:
         if event.item_id and event.item_id in buf.done_items:
             return []  # a re-sent state of an item this turn has finished
         identity, replay_identity = self._names(event, event_index, line)
+        if identity is None:
+            return []  # the last line of a copy of the open turn, now undone
         if event.kind == ev.SYSTEM:
             return [SystemNote(f"system:{identity}", event.text, event.info.get("subtype", ""),
                                f"system:{replay_identity}" if replay_identity else None)]
@@ -142,11 +149,15 @@ class Accumulator:
         if line is None or event.kind == ev.IGNORED:  # an ignored line names nothing
             return f"@{event_index}", None
         chain_id, candidate_id, turn = self.replay.name(line)
+        buf = self.buffer
         if turn == RESTARTED:
-            self.buffer.replay_digest = None  # the candidate names this turn's lines from here
-        elif turn == CAUGHT_UP and self.buffer.replay_digest is not None:
+            buf.mark_for_replay()
+            buf.replay_digest = None  # the candidate names this turn's lines from here
+        elif turn == CAUGHT_UP and buf.undo_copy():
+            return None, None  # the copy ended inside the turn it began in: it is undone
+        elif turn == CAUGHT_UP and buf.replay_digest is not None:
             # The stream goes on from here under the names the copy retraced.
-            self.buffer.digest = self.buffer.replay_digest
+            buf.digest = buf.replay_digest
         return chain_id, candidate_id
 
     def _keep_usage(self, message_id, usage):

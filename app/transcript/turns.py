@@ -1,4 +1,5 @@
 """The shapes accumulation works in: the open turn, a closed turn, a system note."""
+import copy
 import hashlib
 from dataclasses import dataclass
 from dataclasses import field
@@ -46,6 +47,11 @@ class TurnBuffer:
     # The digest of the line ids a replay candidate gave (replay.py), from where it
     # started; None while no candidate named a line of this turn.
     replay_digest: str | None = None
+    # The turn as it stood when a replay candidate started over inside it ({"header",
+    # "parts": how many it had}): a copy that ends inside the turn is undone to it.
+    replay_mark: dict | None = None
+    # Saved parts from this number on are to be deleted (an undone copy), or None.
+    drop_from: int | None = None
     # part number -> new content, for saved parts restated since the last save.
     # Not part of the header: the caller takes and writes them with the new parts.
     restated: dict = field(default_factory=dict)
@@ -98,6 +104,31 @@ class TurnBuffer:
             self.parts[number - self.saved_parts] = part
         else:
             self.restated[number] = part
+
+    def mark_for_replay(self):
+        """Remember the turn as it stands (a replay candidate starts over inside it)."""
+        header = self.header()
+        del header["replay_mark"]
+        self.replay_mark = None if self.is_empty() else {
+            "header": copy.deepcopy(header), "parts": self.saved_parts + len(self.parts)}
+
+    def undo_copy(self):
+        """Put the turn back as it stood at the mark: what came since was a copy of it.
+        False when there is no mark (the copy began between turns)."""
+        mark = self.replay_mark
+        if mark is None:
+            return False
+        total, saved = mark["parts"], self.saved_parts
+        if total < saved:
+            self.drop_from = total if self.drop_from is None else min(self.drop_from, total)
+        self.parts = self.parts[:max(0, total - saved)]
+        self.restated = {n: part for n, part in self.restated.items() if n < total}
+        for name, value in mark["header"].items():
+            if name not in ("saved_parts", "drop_from"):
+                setattr(self, name, copy.deepcopy(value))
+        self.saved_parts = min(saved, total)
+        self.replay_mark = self.replay_digest = None
+        return True
 
     def header(self):
         """Everything but the unsaved and restated parts, as plain JSON-able data."""

@@ -133,6 +133,22 @@ def test_the_stream_re_sent_under_new_seqs_adds_no_row_and_moves_no_counter(clie
     _check(get_session(client, sid), _expected(path)[kind])
 
 
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("path", FIXTURES, ids=_id)
+def test_a_runner_that_sends_its_stream_again_midway_then_goes_on(client, path, kind):
+    """Restarted with its spool but not its seqs: what it sent so far comes again under
+    new seqs, then the rest of the stream; the transcript is the expected one."""
+    session_type, context = KINDS[kind]
+    sid = create_session(client, session_type, context, provider=path.parent.name)
+    lines = _lines(path)
+    half = len(lines) // 2
+    _post(client, sid, lines[:half], 0, "line_by_line")
+    _post(client, sid, lines[:half], half, "one_request")
+    _post(client, sid, lines[half:], 2 * half, "line_by_line")
+    assert complete(client, sid).status_code == 200
+    _check(get_session(client, sid), _expected(path)[kind])
+
+
 def _post(client, sid, lines, start_seq, batching):
     if batching == "one_request":
         assert post_lines(client, sid, lines, start_seq=start_seq).get_json()["accepted"] == len(lines)

@@ -23,6 +23,8 @@ UPDATE_PART = text(
     " WHERE session_id = :session_id AND part_index = :part_index"
 )
 DELETE_PARTS = text("DELETE FROM session_turn_parts WHERE session_id = :session_id")
+DELETE_PARTS_FROM = text(
+    "DELETE FROM session_turn_parts WHERE session_id = :session_id AND part_index >= :start")
 
 
 class TurnStateRepository:
@@ -66,6 +68,10 @@ class TurnStateRepository:
                     for n, p in sorted(restated.items())
                 ],
             )
+
+    def drop_parts_from(self, session_id, start):
+        """Delete the saved parts numbered `start` and up (an undone copy of them)."""
+        self.conn.execute(DELETE_PARTS_FROM, {"session_id": session_id, "start": start})
 
     def clear_parts(self, session_id):
         """Forget the saved blocks once their turn is flushed."""
