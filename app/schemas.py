@@ -158,6 +158,18 @@ class SearchHitSchema(BaseSchema):
     snippet = fields.String(required=True)
 
 
+class TranscriptUsageSchema(BaseSchema):
+    """What the session's closed turns reported of their own usage (each turn's
+    result, else its messages), summed once per turn; separate from the usage-report
+    counters (total_*_tokens), which only POST .../usage moves."""
+
+    input_tokens = fields.Integer(required=True)
+    output_tokens = fields.Integer(required=True)
+    cache_read_input_tokens = fields.Integer(required=True)
+    cache_creation_input_tokens = fields.Integer(required=True)
+    total_cost_usd = fields.Float(required=True)
+
+
 class SessionSummarySchema(BaseSchema):
     session_id = fields.String(required=True)
     session_type = fields.String(required=True)
@@ -174,6 +186,10 @@ class SessionSummarySchema(BaseSchema):
     total_tokens = fields.Integer(required=True)
     total_input_tokens = fields.Integer(required=True)
     total_output_tokens = fields.Integer(required=True)
+    transcript_usage = fields.Nested(
+        TranscriptUsageSchema, dump_only=True, required=True,
+        metadata={"description": "input, output, cache-read and cache-creation tokens and the cost the"
+                                 " agent reported for its closed turns, summed; usage reports do not move it"})
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
 

@@ -43,12 +43,38 @@ def tool_result(tool_id="toolu_1", content="README.md\n", is_error=False, uuid=N
     })
 
 
-def result(subtype="success", is_error=False, text_result="", uuid=None):
-    return json.dumps({
+RESULT_USAGE = {"input_tokens": 3, "output_tokens": 7}
+
+
+def result(subtype="success", is_error=False, text_result="", uuid=None, usage=RESULT_USAGE):
+    """A result line; `usage=None` leaves its usage out (as some runners' lines do)."""
+    line = {
         "type": "result", "subtype": subtype, "is_error": is_error, "num_turns": 1,
         "duration_ms": 10, "result": text_result, "uuid": uuid or _uuid("r"),
-        "session_id": "claude-session", "usage": {"input_tokens": 3, "output_tokens": 7},
-    })
+        "session_id": "claude-session",
+    }
+    if usage is not None:
+        line["usage"] = usage
+    return json.dumps(line)
+
+
+def message_start(message_id, usage=None):
+    """`--include-partial-messages`: the stream event that begins a message."""
+    return _stream_event({"type": "message_start", "message": {
+        "id": message_id, "type": "message", "role": "assistant", "content": [],
+        "usage": usage or {"input_tokens": 3, "output_tokens": 1}}})
+
+
+def message_delta(usage):
+    """`--include-partial-messages`: the message's end, with its final (cumulative) usage."""
+    return _stream_event({"type": "message_delta",
+                          "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                          "usage": usage})
+
+
+def _stream_event(event):
+    return json.dumps({"type": "stream_event", "uuid": _uuid("p"), "session_id": "claude-session",
+                       "parent_tool_use_id": None, "event": event})
 
 
 def system_init(uuid=None):

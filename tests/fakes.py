@@ -47,16 +47,19 @@ class FakeSessions:
                              self.max_seqs.get(session_id))
 
     def record_ingest(self, session_id, next_event_index, new_messages, now, *, turn_state,
-                      max_seq, new_turns=0, new_visible=0, new_bytes=0):
+                      max_seq, new_turns=0, new_visible=0, new_bytes=0, new_usage=None):
         row = self.rows[session_id]
         row.next_event_index = next_event_index
         self.turn_states[session_id] = copy.deepcopy(turn_state)
         self.max_seqs[session_id] = max_seq
         row.output_bytes += new_bytes
         self.add_messages(session_id, new_messages, now, new_turns=new_turns,
-                          new_visible=new_visible)
+                          new_visible=new_visible, new_usage=new_usage)
 
-    def add_messages(self, session_id, new_messages, now, *, new_turns=0, new_visible=0):
+    def add_messages(self, session_id, new_messages, now, *, new_turns=0, new_visible=0,
+                     new_usage=None):
+        if new_usage:
+            self._add_transcript_usage(session_id, new_usage)
         row = self.rows[session_id]
         row.message_count += new_messages
         row.conversation_turn_count += new_turns
@@ -70,6 +73,14 @@ class FakeSessions:
     def assign_machine(self, session_id, machine, now):
         row = self.rows[session_id]
         row.machine, row.updated_at = machine, now
+
+    def _add_transcript_usage(self, session_id, usage):
+        row = self.rows[session_id]
+        row.transcript_input_tokens += usage["input_tokens"]
+        row.transcript_output_tokens += usage["output_tokens"]
+        row.transcript_cache_read_tokens += usage["cache_read_input_tokens"]
+        row.transcript_cache_creation_tokens += usage["cache_creation_input_tokens"]
+        row.transcript_cost_usd += usage["total_cost_usd"]
 
     def add_usage(self, session_id, input_tokens, output_tokens, requests, now):
         row = self.rows[session_id]
@@ -93,6 +104,9 @@ class FakeMessages:
                                      draft.turn_key, timestamp))
             added.append((len(self.rows), draft))
         return added
+
+    def has_turn_key(self, session_id, turn_key):
+        return any(m.session_id == session_id and m.turn_key == turn_key for m in self.rows)
 
     def list_before(self, session_id, before, limit):
         older = [m for m in self.rows if m.session_id == session_id and m.id < before]
@@ -118,11 +132,11 @@ class FakeTurns:
         self.keys = set()  # (session_id, turn_key)
 
     def add_many_if_new(self, session_id, turn_keys, now):
-        added = 0
+        added = []
         for key in turn_keys:
             if (session_id, key) not in self.keys:
                 self.keys.add((session_id, key))
-                added += 1
+                added.append(key)
         return added
 
     def known(self, session_id, turn_keys):
@@ -236,6 +250,10 @@ class FakeTurnStates:
 
     def take_parts(self, session_id):
         return self.parts.pop(session_id, [])
+
+    def drop_parts_from(self, session_id, start):
+        saved = self.parts.get(session_id, [])
+        del saved[start:]
 
     def load(self, session_id):
         return copy.deepcopy(self.rows.get(session_id))

@@ -15,7 +15,9 @@ BLOCK_KIND = {"type": "string", "enum": ["text", "thinking", "tool_use", "tool_r
 LIVE_PAYLOADS = {
     "turn.started": _payload(["turn_id", "started_at", "event_index"]),
     "block.started": _payload(["turn_id", "block_id", "kind"], kind=BLOCK_KIND,
-                              tool_name=STRING, call_id=STRING),
+                              tool_name=STRING, call_id=STRING,
+                              # a Claude sub-agent's block: the Task call that started it
+                              parent_tool_use_id=STRING),
     "block.delta": _payload(["turn_id", "block_id", "text"], text=STRING),
     "block.completed": _payload(["turn_id", "block_id", "kind", "block"], kind=BLOCK_KIND,
                                 block=OBJECT),

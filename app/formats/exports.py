@@ -48,7 +48,11 @@ def _message(message):
     if message.content and not any(block.get("type") == "text" for block in blocks):
         out.extend([message.content, ""])
     for block in blocks:
-        out.extend(_block(block))
+        lines = _block(block)
+        parent = block.get("parent_tool_use_id")
+        if lines and isinstance(parent, str) and parent:  # a sub-agent's block
+            lines = [f"_Sub-agent of `{parent}`:_", "", *lines]
+        out.extend(lines)
     return out
 
 

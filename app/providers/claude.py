@@ -2,6 +2,7 @@
 the raw API stream events of `--include-partial-messages`, and the OpenAI-shaped
 `{"type": "message", "role": "assistant", ...}` line some runners send instead.
 """
+import hashlib
 import json
 
 from app.providers.decode import parse_with
@@ -41,11 +42,21 @@ def parse_assistant(obj):
     message = obj.get("message")
     if not isinstance(message, dict):
         return ignored("no_message")
-    blocks = assistant_blocks(message.get("content"))
+    blocks = with_parent(assistant_blocks(message.get("content")), obj)
     message_id = message.get("id") if isinstance(message.get("id"), str) else None
     usage = token_usage(message.get("usage"))
     info = {"usage": usage} if usage and message_id else {}
-    return StreamEvent(ASSISTANT, tuple(blocks), line_identity(obj), message_id, info=info)
+    identity = line_identity(obj) or _message_identity(message_id, message.get("content"))
+    return StreamEvent(ASSISTANT, tuple(blocks), identity, message_id, info=info)
+
+
+def _message_identity(message_id, content):
+    """A line without a `uuid` is named by its message id and its content (Claude
+    prints each block of a message on a line of its own, under the message's id)."""
+    if message_id is None:
+        return None
+    digest = hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8", "surrogatepass"))
+    return f"claude:{message_id}:{digest.hexdigest()[:24]}"
 
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
@@ -75,7 +86,16 @@ def parse_user(obj):
     ]
     if not results:
         return ignored("no_tool_result")
-    return StreamEvent(TOOL_RESULTS, tuple(results), line_identity(obj))
+    return StreamEvent(TOOL_RESULTS, tuple(with_parent(results, obj)), line_identity(obj))
+
+
+def with_parent(blocks, obj):
+    """A sub-agent's blocks (a line with a `parent_tool_use_id`: the Task tool call that
+    started it), each marked with that id, so a reader can nest them under the call."""
+    parent = obj.get("parent_tool_use_id")
+    if not isinstance(parent, str) or not parent:
+        return blocks
+    return [{**block, "parent_tool_use_id": parent} for block in blocks]
 
 
 def parse_result(obj):
@@ -83,6 +103,9 @@ def parse_result(obj):
     info = {key: obj[key] for key in RESULT_FIELDS if key in obj}
     if isinstance(obj.get("result"), str):
         info["result"] = obj["result"]
+    usage = token_usage(obj.get("usage"))
+    if usage:  # the agent's own total for the turn: it wins over the per-message fold
+        info["usage"] = usage
     return StreamEvent(RESULT, identity=line_identity(obj), info=info)
 
 
@@ -203,12 +226,21 @@ DELTA_FIELDS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "
 
 
 def parse_partial(obj):
-    """A raw API stream event: ignored by the turn, its live meaning in `info`."""
+    """A raw API stream event: ignored by the turn, its live meaning in `info`.
+
+    A `message_delta` carries the message's final usage (cumulative counts); the
+    assistant lines of that message repeat an early snapshot of it, so the turn
+    counts the delta's (`info["message_usage"]`, for the message last started).
+    """
     event = obj.get("event")
     partial = _partial(event) if isinstance(event, dict) else None
     info = {"reason": "partial_message"}
     if partial is not None:
         info["partial"] = partial
+    if isinstance(event, dict) and event.get("type") == "message_delta":
+        usage = token_usage(event.get("usage"))
+        if usage:
+            info["message_usage"] = usage
     return StreamEvent(IGNORED, info=info)
 
 

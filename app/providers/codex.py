@@ -12,8 +12,11 @@ Item lines carry no identity of their own: a later run may print exactly the
 same line ("Done."), so neither the id nor the line's content names an item
 uniquely across a session. Like Gemini's lines, they are known by their place
 in the buffer.
+
+Older CLIs print another protocol (`{"id": "0", "msg": {...}}`): codex_legacy.py.
 """
 
+from app.providers import codex_legacy
 from app.providers.decode import parse_with
 from app.providers.decode import text_of
 from app.transcript.event_types import ASSISTANT
@@ -29,8 +32,9 @@ IN_PROGRESS = "in_progress"
 
 
 def parse_line(line):
-    """Turn one raw `codex exec --json` line into a `StreamEvent`; never raises."""
-    return parse_with(line, PARSERS)
+    """Turn one raw `codex exec --json` line into a `StreamEvent`; never raises. A line
+    of the older `{"id", "msg"}` protocol is read by codex_legacy.py."""
+    return parse_with(line, PARSERS, untyped=codex_legacy.parse_object)
 
 
 def parse_item(obj):

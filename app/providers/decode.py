@@ -6,6 +6,7 @@ output buffer, but it never touches a turn. A lone surrogate in a decoded
 string ("\\ud800") becomes U+FFFD, so every event's text can be stored.
 """
 import json
+from dataclasses import replace
 
 from app.providers.json_depth import MAX_DEPTH
 from app.providers.json_depth import too_deep
@@ -14,16 +15,21 @@ from app.providers.surrogates import replace_in_json
 from app.transcript.event_types import ignored
 
 
-def parse_with(line, parsers):
-    """Decode `line` and hand it to the parser its `type` names; never raises."""
+def parse_with(line, parsers, untyped=None, identify=None):
+    """Decode `line` and hand it to the parser its `type` names (an object with no
+    `type` to `untyped`, when given); never raises. `identify(obj, line)`, when
+    given, names the event's line (None: it has no id of its own)."""
     obj = decode(line)
     if not isinstance(obj, dict):
         return obj
     kind = obj.get("type")
-    parser = parsers.get(kind) if isinstance(kind, str) else None
-    if parser is None:
-        return ignored("unknown_type")
-    return parser(obj)
+    if kind is None and untyped is not None:
+        event = untyped(obj)
+    else:
+        parser = parsers.get(kind) if isinstance(kind, str) else None
+        event = parser(obj) if parser is not None else ignored("unknown_type")
+    identity = identify(obj, line) if identify is not None else None
+    return replace(event, identity=identity) if identity else event
 
 
 def decode(line):

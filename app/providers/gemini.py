@@ -3,9 +3,12 @@
 Assistant text arrives as `delta: true` chunks with no message id; each becomes
 a text block flagged `"delta": true`, and a turn joins a run of such blocks
 with nothing in between (`normalized_blocks` in transcript_turn.py). Gemini
-lines carry no id of their own, so every event here has `identity` None and is
-keyed by its position.
+lines carry no id of their own, but each has a `timestamp` (milliseconds): a line
+is named by its timestamp and its text, so a line sent again under a new seq is
+known again. A line without a timestamp is named by its place (replay.py).
 """
+import hashlib
+
 from app.providers.decode import parse_with
 from app.providers.decode import text_of
 from app.transcript.event_types import ASSISTANT
@@ -22,7 +25,16 @@ STATS_FIELDS = ("total_tokens", "input_tokens", "output_tokens", "cached", "inpu
 
 def parse_line(line):
     """Turn one raw Gemini stream-json line into a `StreamEvent`; never raises."""
-    return parse_with(line, PARSERS)
+    return parse_with(line, PARSERS, identify=line_identity)
+
+
+def line_identity(obj, line):
+    """`gemini:<timestamp>:<hash of the line>` for a line with a timestamp, else None."""
+    stamp = obj.get("timestamp")
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    digest = hashlib.sha256(line.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return f"gemini:{stamp[:40]}:{digest}"
 
 
 def parse_init(obj):

@@ -53,7 +53,10 @@ def backfill(uow, *, clock=utc_now):
     stamp, added = to_iso(clock()), 0
     for session_id, provider, status in uow.outputs.buffered_sessions():
         parse_line = get_parser(provider)
-        accumulator, evidence = Accumulator(), EvidenceLines()
+        # Two readings: lines without an id of their own were named by their buffer index
+        # before migration 0019's release and by their content since (replay.py), so a
+        # turn's stored key is the one of either; _store_known keeps what matches.
+        readings = [(Accumulator(), EvidenceLines(), by_content) for by_content in (True, False)]
         after = -1
         while rows := uow.outputs.list_lines_after(session_id, after, BACKFILL_PAGE):
             items = []
@@ -63,18 +66,23 @@ def backfill(uow, *, clock=utc_now):
                 # Only the blocks evidence reads: a turn's key is a digest of its line
                 # ids, not of its blocks, and a whole `claude -p` run is one turn.
                 event = parse_line(payload)
-                event = replace(event, blocks=evidence.shell_blocks(event))
-                outcomes = accumulator.feed(event, event_index, stamp)
-                evidence.observe(event, event_index)  # in the order ingest keeps
-                for outcome in outcomes:
-                    if isinstance(outcome, Turn):
-                        items.extend(evidence.take(TranscriptTurn.from_turn(outcome)))
+                for accumulator, evidence, by_content in readings:
+                    shell = replace(event, blocks=evidence.shell_blocks(event))
+                    outcomes = accumulator.feed(shell, event_index, stamp,
+                                                payload if by_content else None)
+                    evidence.observe(shell, event_index)  # in the order ingest keeps
+                    for outcome in outcomes:
+                        if isinstance(outcome, Turn):
+                            items.extend(evidence.take(TranscriptTurn.from_turn(outcome)))
             added += _store_known(uow, session_id, items, stamp)  # a page's worth at a time
             after = rows[-1][0]
-        closed = accumulator.close() if status != "running" else None  # as completion did
-        if closed:
-            added += _store_known(uow, session_id, evidence.take(TranscriptTurn.from_turn(closed)),
-                                  stamp)
+        if status == "running":
+            continue  # its open turn gets its evidence from ingest, when it closes
+        for accumulator, evidence, _ in readings:
+            closed = accumulator.close()  # as completion did
+            if closed:
+                added += _store_known(uow, session_id,
+                                      evidence.take(TranscriptTurn.from_turn(closed)), stamp)
     return added
 
 

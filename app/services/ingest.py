@@ -6,6 +6,7 @@ and together: a crash leaves either all of a request's effects or none.
 """
 import logging
 import shlex
+from dataclasses import replace
 
 from app.formats import event_lines
 from app.providers import get_parser
@@ -27,6 +28,7 @@ from app.transcript.flush_policy import policy_for
 from app.transcript.live_events import LiveEvents
 from app.transcript.transcript_turn import TranscriptTurn
 from app.transcript.turns import Turn
+from app.transcript.usage import transcript_delta
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +73,7 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
         uow.sessions.record_ingest(session_id, start + len(stored), delta.messages, stamp,
                                    turn_state=turn_state, max_seq=_max_seq(locked.max_seq, fresh),
                                    new_turns=delta.turns, new_visible=delta.visible,
-                                   new_bytes=new_bytes)
+                                   new_bytes=new_bytes, new_usage=delta.usage)
         uow.commit()
     return IngestReceipt(len(stored), duplicates, stored[-1].event_index, delta.messages)
 
@@ -93,6 +95,7 @@ def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now,
         accumulator, live = Accumulator.restore(snapshot), LiveEvents.restore(snapshot)
         evidence = EvidenceLines.restore(snapshot)
         turn = accumulator.close(completed_at=stamp)
+        turn = _settle_replay(uow, session_id, accumulator, turn) if turn else None
         policy = policy_for(session.session_type, session.context)
         turns = [_transcript_turn(uow, session_id, turn)] if turn else []
         drafts = [policy.draft(turn) for turn in turns]
@@ -105,8 +108,8 @@ def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now,
         uow.turn_states.save(session_id, {**accumulator.snapshot(), **live.snapshot(),
                                           **evidence.snapshot()}, stamp)
         uow.sessions.mark_completed(session_id, status, exit_code, stamp)
-        uow.sessions.add_messages(session_id, delta.messages, stamp,
-                                  new_turns=delta.turns, new_visible=delta.visible)
+        uow.sessions.add_messages(session_id, delta.messages, stamp, new_turns=delta.turns,
+                                  new_visible=delta.visible, new_usage=delta.usage)
         session = uow.sessions.get(session_id)
         uow.commit()
     log.info("session %s %s: exit code %s, %d messages", session_id, status, exit_code, session.message_count)
@@ -227,7 +230,7 @@ def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
             event = parse_line(out.payload)
             if accumulator.is_repeat(event):
                 event = None  # a re-sent line: no turn content, no live events
-            outcomes = accumulator.feed(event, out.event_index, stamp) if event else []
+            outcomes = accumulator.feed(event, out.event_index, stamp, out.payload) if event else []
             if event:
                 evidence.observe(event, out.event_index)
         elif out.stream == "system":
@@ -235,6 +238,7 @@ def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
         else:
             outcomes = []
         for outcome in outcomes:
+            outcome = _settle_replay(uow, sid, accumulator, outcome)
             if isinstance(outcome, Turn):
                 outcome = closed = _transcript_turn(uow, sid, outcome)
                 turns.append(outcome)
@@ -242,6 +246,9 @@ def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
             drafts.append(policy.draft(outcome))
         line_events.append(live.for_line(event, out.event_index, stamp, accumulator.buffer,
                                          closed) if event else None)
+    dropped = accumulator.take_dropped_parts()
+    if dropped is not None:
+        uow.turn_states.drop_parts_from(sid, dropped)
     unsaved = accumulator.take_unsaved_parts()
     uow.turn_states.append_parts(sid, unsaved.start, unsaved.parts)
     uow.turn_states.replace_parts(sid, unsaved.restated)
@@ -249,6 +256,21 @@ def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
     _record_evidence(uow, sid, items, stamp)
     return (delta, [event_lines.encode(events, row_ids) for events in line_events],
             {**accumulator.snapshot(), **live.snapshot(), **evidence.snapshot()})
+
+
+def _settle_replay(uow, session_id, accumulator, outcome):
+    """A turn or note its lines may have brought before (re-sent under new seqs): it
+    takes its earlier key when that key is stored, so it writes and counts nothing
+    again. A turn's verdict tells the accumulator whether the re-sending goes on."""
+    key = outcome.replay_key
+    if key is None or key == outcome.key:
+        return outcome
+    if isinstance(outcome, Turn):
+        replayed = key in uow.turns.known(session_id, [key])
+        accumulator.settle_replay(replayed)
+    else:
+        replayed = uow.messages.has_turn_key(session_id, key)
+    return replace(outcome, key=key) if replayed else outcome
 
 
 def _transcript_turn(uow, session_id, turn):
@@ -265,15 +287,18 @@ def _write(uow, session_id, turns, drafts, stamp):
     and {turn key: row id} of the rows written.
 
     Only newly inserted keys count, so a replayed turn (same turn_key) moves no
-    counter, whether or not it wrote a row. A turn with nothing in it (a re-sent
+    counter, whether or not it wrote a row; a new turn's usage is added to the
+    session's transcript usage once, with its key. A turn with nothing in it (a re-sent
     id-less result line closing an empty buffer) is no conversation turn, unless
     it reports a failure.
     """
     real = [turn for turn in turns if not turn.is_empty]
-    new_turns = uow.turns.add_many_if_new(session_id, [turn.turn_id for turn in real], stamp)
+    new_keys = set(uow.turns.add_many_if_new(session_id, [turn.turn_id for turn in real], stamp))
+    new_turns = len(new_keys)
+    usage = transcript_delta(turn for turn in real if turn.turn_id in new_keys)
     inserted = uow.messages.insert_new(session_id, [d for d in drafts if d is not None], stamp)
     visible = sum(1 for _, d in inserted if d.role == "assistant" and d.content.strip())
-    return TranscriptDelta(len(inserted), new_turns, visible), {
+    return TranscriptDelta(len(inserted), new_turns, visible, usage), {
         d.turn_key: row_id for row_id, d in inserted}
 
 

@@ -27,6 +27,12 @@ class AgentSession:
     machine: str | None = None
     opened_by_token: int | None = None  # for the sessions-per-token quota
     output_bytes: int = 0  # UTF-8 bytes of output accepted, for the output quota
+    # Summed from the turns' own usage (app/transcript/usage.py), apart from usage reports.
+    transcript_input_tokens: int = 0
+    transcript_output_tokens: int = 0
+    transcript_cache_read_tokens: int = 0
+    transcript_cache_creation_tokens: int = 0
+    transcript_cost_usd: float = 0.0
     messages: list = field(default_factory=list)
     open_turn: dict | None = None  # the turn still accumulating (get_session only)
     # get_session with a bound: more messages follow, from this cursor on.
@@ -39,6 +45,18 @@ class AgentSession:
     @property
     def is_completed(self):
         return self.status != "running"
+
+    @property
+    def transcript_usage(self):
+        """What the turns reported, summed: the GET payload's `transcript_usage`."""
+        return {
+            "input_tokens": self.transcript_input_tokens,
+            "output_tokens": self.transcript_output_tokens,
+            "cache_read_input_tokens": self.transcript_cache_read_tokens,
+            "cache_creation_input_tokens": self.transcript_cache_creation_tokens,
+            # float sums carry noise in the last digits; costs are cents and fractions of them
+            "total_cost_usd": round(self.transcript_cost_usd, 9),
+        }
 
 
 @dataclass(frozen=True)
@@ -102,6 +120,7 @@ class TranscriptDelta:
     messages: int
     turns: int
     visible: int
+    usage: dict | None = None  # the new turns' transcript usage (transcript_delta())
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,9 @@ import hashlib
 from typing import NamedTuple
 
 from app.transcript import event_types as ev
+from app.transcript.replay import CAUGHT_UP
+from app.transcript.replay import RESTARTED
+from app.transcript.replay import ReplayChain
 from app.transcript.turns import SystemNote
 from app.transcript.turns import Turn
 from app.transcript.turns import TurnBuffer
@@ -28,6 +31,9 @@ REPLAY_WINDOW = 256
 # 3 KB; two ids in one window share a digest with odds of about 2**-60.
 LINE_KEY_BYTES = 9
 LINE_KEY_CHARS = 12
+# The key under which a provider's running total for the turn (Codex's legacy
+# token_count) is kept among the per-message usages; no message id looks like it.
+TURN_TOTAL = "@turn"
 RESULT_TRIGGER = "result"
 COMPLETION_TRIGGER = "completion"
 
@@ -48,24 +54,27 @@ class Accumulator:
     it is skipped, so a replayed fragment never leaks into the open turn.
     """
 
-    def __init__(self, buffer=None, recent_keys=""):
+    def __init__(self, buffer=None, recent_keys="", replay=None):
         self.buffer = buffer or TurnBuffer()
         # the window as it is stored: one string of keys, oldest first. Kept as the
         # string (a search in it is a C loop) so a request restores it for free.
         self._recent = recent_keys
+        self.replay = ReplayChain(replay)
 
     @classmethod
     def restore(cls, snapshot):
         """An accumulator from a `snapshot()` (None: a session with no state yet)."""
         if not snapshot:
             return cls()
-        return cls(TurnBuffer.from_header(snapshot["turn"]), _recent_keys(snapshot["recent_ids"]))
+        return cls(TurnBuffer.from_header(snapshot["turn"]), _recent_keys(snapshot["recent_ids"]),
+                   snapshot.get("replay"))
 
     def snapshot(self):
         """The state to store, without the parts (take and save those first)."""
         if self.buffer.parts or self.buffer.restated:
             raise RuntimeError("take_unsaved_parts() before snapshot()")
-        return {"turn": self.buffer.header(), "recent_ids": self._recent}
+        return {"turn": self.buffer.header(), "recent_ids": self._recent,
+                "replay": self.replay.snapshot()}
 
     def take_unsaved_parts(self):
         """The `UnsavedParts` the caller must save for the open turn."""
@@ -75,33 +84,55 @@ class Accumulator:
         buf.parts, buf.restated = [], {}
         return unsaved
 
+    def take_dropped_parts(self):
+        """The part number from which saved parts must be deleted (an undone copy), or None."""
+        dropped, self.buffer.drop_from = self.buffer.drop_from, None
+        return dropped
+
     def is_repeat(self, event):
-        """True when `feed` would skip this event as a re-sent copy of a recent line."""
+        """True when `feed` would skip this event as a re-sent copy of a recent line
+        (or of a state of an item the open turn has finished)."""
+        if event.item_id and event.item_id in self.buffer.done_items:
+            return True
         return bool(event.identity) and self._in_window(line_key(event.identity))
 
-    def feed(self, event, event_index, received_at=None):
-        """Take one event, received at `received_at` (ISO text); return what it
-        completed (a Turn, a SystemNote, or nothing)."""
+    def feed(self, event, event_index, received_at=None, line=None):
+        """Take one event, read from `line` and received at `received_at` (ISO text);
+        return what it completed (a Turn, a SystemNote, or nothing).
+
+        A line without an id of its own is named by its place in the stream
+        (replay.py) when `line` is given, else by its buffer index.
+        """
         if event.identity and not self._first_sighting(event.identity):
             return []
-        identity = event.identity or f"@{event_index}"
         buf = self.buffer
+        if event.item_id and event.item_id in buf.done_items:
+            return []  # a re-sent state of an item this turn has finished
+        identity, replay_identity = self._names(event, event_index, line)
+        if identity is None:
+            return []  # the last line of a copy of the open turn, now undone
         if event.kind == ev.SYSTEM:
-            return [SystemNote(f"system:{identity}", event.text, event.info.get("subtype", ""))]
+            return [SystemNote(f"system:{identity}", event.text, event.info.get("subtype", ""),
+                               f"system:{replay_identity}" if replay_identity else None)]
         if event.kind == ev.TURN_STARTED:
             buf.begin_item_scope()
             buf.mark_start(received_at)
             return []
         if event.kind == ev.RESULT:
-            buf.add_identity(identity, event_index, received_at)
+            buf.add_identity(identity, event_index, received_at, replay_identity)
             return [self._close(RESULT_TRIGGER, event.info, received_at)]
+        if event.kind == ev.IGNORED:
+            self._follow_message_stream(event.info)
+            return []
         if event.kind not in (ev.ASSISTANT, ev.TOOL_RESULTS):
             return []
-        buf.add_identity(identity, event_index, received_at)
+        buf.add_identity(identity, event_index, received_at, replay_identity)
         if event.message_id and event.message_id not in buf.message_ids:
             buf.message_ids.append(event.message_id)
         if event.message_id and event.info.get("usage"):
             self._keep_usage(event.message_id, event.info["usage"])
+        if event.info.get("turn_usage"):  # a running total for the turn: the latest stands
+            buf.usage[TURN_TOTAL] = dict(event.info["turn_usage"])
         if event.item_id:
             buf.restate_item(event.item_id, event.blocks, event.item_done)
         else:
@@ -115,11 +146,44 @@ class Accumulator:
             return None
         return self._close(COMPLETION_TRIGGER, {}, completed_at)
 
+    def settle_replay(self, replayed):
+        """The caller's verdict on a closed turn's `replay_key`: stored already (the
+        lines are a re-sent copy) or not (new output)."""
+        self.replay.settle(replayed)
+
+    def _names(self, event, event_index, line):
+        """(the line's id, the id a replay candidate gives it, or None)."""
+        if event.identity:
+            return event.identity, event.identity if self.replay.running else None
+        if line is None or event.kind == ev.IGNORED:  # an ignored line names nothing
+            return f"@{event_index}", None
+        chain_id, candidate_id, turn = self.replay.name(line)
+        buf = self.buffer
+        if turn == RESTARTED:
+            buf.mark_for_replay()
+            buf.replay_digest = None  # the candidate names this turn's lines from here
+        elif turn == CAUGHT_UP and buf.undo_copy():
+            return None, None  # the copy ended inside the turn it began in: it is undone
+        elif turn == CAUGHT_UP and buf.replay_digest is not None:
+            # The stream goes on from here under the names the copy retraced.
+            buf.digest = buf.replay_digest
+        return chain_id, candidate_id
+
     def _keep_usage(self, message_id, usage):
         """One usage per message id: the fullest report seen (later lines may add tokens)."""
         known = self.buffer.usage.get(message_id)
         if known is None or sum(usage.values()) > sum(known.values()):
             self.buffer.usage[message_id] = dict(usage)
+
+    def _follow_message_stream(self, info):
+        """Partial messages: which message is streaming, and the final usage its
+        `message_delta` reports (cumulative, so a re-sent copy changes nothing)."""
+        partial = info.get("partial") or {}
+        if partial.get("op") == "message" and partial.get("message_id"):
+            self.buffer.streaming_message = partial["message_id"]
+        message_id = self.buffer.streaming_message
+        if info.get("message_usage") and message_id:
+            self.buffer.final_usage[message_id] = dict(info["message_usage"])
 
     def _first_sighting(self, identity):
         """Record a line id; False when it was seen within the replay window."""
@@ -150,10 +214,11 @@ class Accumulator:
             first_event_index=buf.first_event_index,
             last_event_index=buf.last_event_index,
             saved_parts=buf.saved_parts,
-            usage=dict(buf.usage),
+            usage=buf.message_usage(),
             started_at=buf.started_at,
             completed_at=completed_at,
             restated=dict(buf.restated),
+            replay_key=turn_key(buf.replay_digest) if buf.replay_digest else None,
         )
         self.buffer = TurnBuffer()
         return turn

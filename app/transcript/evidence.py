@@ -53,7 +53,9 @@ class EvidenceLines:
                     continue
                 entry = self.state[tool_id] = [event_index, event_index, None]
             entry[1] = event_index
-            if event.item_id == tool_id and _is_int(event.info.get("exit_code")):
+            # Codex items carry it on the item's own event; the legacy protocol on the
+            # event of the command's result, which has no item id
+            if event.item_id in (None, tool_id) and _is_int(event.info.get("exit_code")):
                 entry[2] = event.info["exit_code"]
 
     def shell_blocks(self, event):

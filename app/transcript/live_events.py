@@ -11,7 +11,7 @@ from app.transcript.live_items import KINDS
 from app.transcript.live_items import item_events
 from app.transcript.live_streamed import streamed_events
 from app.transcript.live_streamed import take_streamed
-from app.transcript.transcript_turn import token_totals
+from app.transcript.usage import token_totals
 
 PROCESS_EXIT = "process_exit"
 
@@ -50,6 +50,8 @@ class LiveEvents:
         if partial:
             self._open(event_index, received_at, buffer, out)
             streamed_events(self, partial, out)
+        elif event.info.get("message_usage") and self.state is not None:
+            self._usage(token_totals(buffer.message_usage()), out)  # a message's final counts
         elif event.kind == ev.TURN_STARTED:
             self._open(event_index, received_at, buffer, out)
             self.state["items"] = {}  # item ids start afresh, as in the accumulator
@@ -60,8 +62,8 @@ class LiveEvents:
             else:
                 for block in event.blocks:
                     self.add_block(block, event.message_id, out)
-            if event.info.get("usage"):  # only then can the turn's totals change
-                self._usage(token_totals(buffer.usage), out)
+            if event.info.get("usage") or event.info.get("turn_usage"):  # else the totals stay
+                self._usage(token_totals(buffer.message_usage()), out)
         if closed is not None and not (closed.is_empty and self.state is None):
             self._open(_first_line(closed, event_index), closed.started_at or received_at,
                        None, out)
@@ -102,6 +104,8 @@ class LiveEvents:
             data.update(tool_name=block.get("name"), call_id=block.get("id"))
         elif kind == "tool_result":
             data["call_id"] = block.get("tool_use_id")
+        if block.get("parent_tool_use_id"):  # a sub-agent's block, under its Task call
+            data["parent_tool_use_id"] = block["parent_tool_use_id"]
         out.append(("block.started", data))
         return block_id
 
@@ -146,7 +150,7 @@ class LiveEvents:
 
     def _close(self, closed, out):
         self.end_run(out)
-        usage = (closed.usage or reported_usage(closed.result)) if closed else {}
+        usage = closed.usage if closed else {}
         self._usage(usage, out)
         out.append(("turn.completed", {
             "turn_id": self.turn_id,
@@ -156,15 +160,6 @@ class LiveEvents:
             "transcript_turn_id": closed.turn_id if closed else None,
         }))
         self.state = None
-
-
-def reported_usage(result):
-    """Token counts a result line reports itself (Codex `usage`, Gemini `stats`)."""
-    source = result.get("usage") or result.get("stats") or {}
-    if not isinstance(source, dict):
-        return {}
-    return {key: value for key, value in source.items()
-            if key.endswith("tokens") and isinstance(value, int) and not isinstance(value, bool)}
 
 
 def _first_line(closed, default):

@@ -8,6 +8,7 @@ vocabulary and never look at a provider's protocol again. Pure.
 from dataclasses import dataclass
 
 from app.transcript.turns import ITEM_STATE
+from app.transcript.usage import turn_usage
 
 ASSISTANT = "assistant"
 # The normalized block vocabulary. Blocks are kept as the parser wrote them
@@ -47,7 +48,7 @@ class TranscriptTurn:
     result: dict
     message_ids: list
     event_range: list  # [first, last] buffer index of the lines read into the turn
-    usage: dict  # the turn's token totals, each message counted once ({} if none)
+    usage: dict  # the result's own totals, else each message's counted once ({} if none)
 
     @classmethod
     def from_turn(cls, turn):
@@ -71,7 +72,7 @@ class TranscriptTurn:
             result=dict(turn.result),
             message_ids=list(turn.message_ids),
             event_range=[turn.first_event_index, turn.last_event_index],
-            usage=token_totals(turn.usage),
+            usage=turn_usage(turn.result, turn.usage),
         )
 
     @property
@@ -123,15 +124,6 @@ def terminal_reason(trigger, result):
     if not result.get("is_error"):
         return "success"
     return "max_turns" if result.get("subtype") == "error_max_turns" else "error"
-
-
-def token_totals(usage_by_message):
-    """Token counts summed over messages, each message's usage counted once."""
-    totals = {}
-    for usage in usage_by_message.values():
-        for key, value in usage.items():
-            totals[key] = totals.get(key, 0) + value
-    return totals
 
 
 def _expanded(parts):

@@ -1,4 +1,5 @@
 """The shapes accumulation works in: the open turn, a closed turn, a system note."""
+import copy
 import hashlib
 from dataclasses import dataclass
 from dataclasses import field
@@ -7,6 +8,7 @@ from dataclasses import replace
 # The part that holds a restatable item (a Codex item) in a turn: the item's
 # blocks in their latest state. TranscriptTurn expands it into those blocks.
 ITEM_STATE = "item_state"
+DONE_ITEMS = 64
 
 
 @dataclass
@@ -29,11 +31,27 @@ class TurnBuffer:
     # message id -> its token usage. Claude repeats one message's usage on every
     # line of that message, so it is kept once per message id, never summed per line.
     usage: dict = field(default_factory=dict)
+    # message id -> the final usage its `message_delta` reported (partial messages):
+    # it overrides the snapshot the message's lines repeat, key by key.
+    final_usage: dict = field(default_factory=dict)
+    # The message whose stream events are arriving (its `message_start` came last).
+    streaming_message: str | None = None
     # When the turn's first line was received (the caller's clock, ISO text).
     started_at: str | None = None
     # item id -> number of the part that holds it, for the items of this turn that
     # may still change (an item leaves once done, so this stays small).
     items: dict = field(default_factory=dict)
+    # The last DONE_ITEMS item ids finished in this item scope: a state of one arriving
+    # again is a re-sent copy. Bounded, like the line ids the accumulator remembers.
+    done_items: list = field(default_factory=list)
+    # The digest of the line ids a replay candidate gave (replay.py), from where it
+    # started; None while no candidate named a line of this turn.
+    replay_digest: str | None = None
+    # The turn as it stood when a replay candidate started over inside it ({"header",
+    # "parts": how many it had}): a copy that ends inside the turn is undone to it.
+    replay_mark: dict | None = None
+    # Saved parts from this number on are to be deleted (an undone copy), or None.
+    drop_from: int | None = None
     # part number -> new content, for saved parts restated since the last save.
     # Not part of the header: the caller takes and writes them with the new parts.
     restated: dict = field(default_factory=dict)
@@ -42,9 +60,12 @@ class TurnBuffer:
         """True while the turn has no content at all."""
         return not self.parts and not self.saved_parts
 
-    def add_identity(self, identity, event_index, received_at=None):
-        """Fold one line into the turn's identity, index range and start time."""
-        self.digest = hashlib.sha256(f"{self.digest}\n{identity}".encode("utf-8")).hexdigest()
+    def add_identity(self, identity, event_index, received_at=None, replay_identity=None):
+        """Fold one line into the turn's identity (and the replay candidate's), index
+        range and start time."""
+        self.digest = _fold(self.digest, identity)
+        if replay_identity is not None:
+            self.replay_digest = _fold(self.replay_digest or "", replay_identity)
         self.mark_start(received_at)
         if self.first_event_index is None:
             self.first_event_index = event_index
@@ -57,15 +78,24 @@ class TurnBuffer:
         if self.started_at is None and self.first_event_index is None:
             self.started_at = received_at
 
+    def message_usage(self):
+        """message id -> its token usage, the final report over the snapshot. Only the
+        messages whose lines this turn read count (a re-sent stream event of another
+        turn's message may have left its final usage here)."""
+        return {message_id: {**usage, **self.final_usage.get(message_id, {})}
+                for message_id, usage in self.usage.items()}
+
     def begin_item_scope(self):
         """Item ids seen so far name nothing any more (a new provider turn began)."""
-        self.items = {}
+        self.items, self.done_items = {}, []
 
     def restate_item(self, item_id, blocks, done=False):
         """The latest state of an item: it takes the item's place, or a new one at the
         end. A `done` item (its final state) is forgotten once placed."""
         part = {"type": ITEM_STATE, "item_id": item_id, "blocks": list(blocks)}
         number = self.items.pop(item_id, None) if done else self.items.get(item_id)
+        if done:
+            self.done_items = [*self.done_items[-(DONE_ITEMS - 1):], item_id]
         if number is None:
             if not done:
                 self.items[item_id] = self.saved_parts + len(self.parts)
@@ -74,6 +104,31 @@ class TurnBuffer:
             self.parts[number - self.saved_parts] = part
         else:
             self.restated[number] = part
+
+    def mark_for_replay(self):
+        """Remember the turn as it stands (a replay candidate starts over inside it)."""
+        header = self.header()
+        del header["replay_mark"]
+        self.replay_mark = None if self.is_empty() else {
+            "header": copy.deepcopy(header), "parts": self.saved_parts + len(self.parts)}
+
+    def undo_copy(self):
+        """Put the turn back as it stood at the mark: what came since was a copy of it.
+        False when there is no mark (the copy began between turns)."""
+        mark = self.replay_mark
+        if mark is None:
+            return False
+        total, saved = mark["parts"], self.saved_parts
+        if total < saved:
+            self.drop_from = total if self.drop_from is None else min(self.drop_from, total)
+        self.parts = self.parts[:max(0, total - saved)]
+        self.restated = {n: part for n, part in self.restated.items() if n < total}
+        for name, value in mark["header"].items():
+            if name not in ("saved_parts", "drop_from"):
+                setattr(self, name, copy.deepcopy(value))
+        self.saved_parts = min(saved, total)
+        self.replay_mark = self.replay_digest = None
+        return True
 
     def header(self):
         """Everything but the unsaved and restated parts, as plain JSON-able data."""
@@ -107,6 +162,9 @@ class Turn:
     started_at: str | None = None
     completed_at: str | None = None
     restated: dict = field(default_factory=dict)  # saved part number -> its latest state
+    # The key the turn had when its lines were first sent, if they are being re-sent
+    # (replay.py): the caller takes it when that key is stored.
+    replay_key: str | None = None
 
     def with_saved_parts(self, saved):
         """This turn with its earlier, saved parts (restated where they changed) put
@@ -126,6 +184,11 @@ class SystemNote:
     key: str
     text: str
     subtype: str
+    replay_key: str | None = None  # as Turn.replay_key
+
+
+def _fold(digest, identity):
+    return hashlib.sha256(f"{digest}\n{identity}".encode("utf-8")).hexdigest()
 
 
 def turn_key(digest):

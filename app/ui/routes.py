@@ -26,6 +26,7 @@ from app.services import sessions as service
 from app.services.access import USER
 from app.ui import markdown
 from app.ui.evidence_panel import evidence_panel
+from app.ui.figures import header_figures
 from app.ui.titles import session_title
 from app.ui.transcript import bubbles
 from app.ui.transcript import open_turn_bubble
@@ -87,7 +88,8 @@ def session(session_id):
                                      max_messages=current_app.config["VIEWER_PAGE_MESSAGES"])
     last_id = found.messages[-1].id if found.messages else 0
     return render_template(
-        "ui/session.html", agent_session=found, bubbles=bubbles(found.messages),
+        "ui/session.html", agent_session=found, figures=header_figures(found),
+        bubbles=bubbles(found.messages),
         evidence=_evidence_panel(session_id),
         evidence_url=url_for("sessions.evidence_page", session_id=session_id),
         evidence_panel_url=url_for("ui.session_evidence", session_id=session_id),
@@ -142,9 +144,7 @@ def _evidence_panel(session_id):
 def session_counters(session_id):
     """The header's figures, read again by the page when a turn closes or usage arrives."""
     found = service.get_session_summary(session_id, db.reading(), caller=current_caller())
-    response = jsonify({"status": found.status, "message_count": found.message_count,
-                        "conversation_turn_count": found.conversation_turn_count,
-                        "total_tokens": found.total_tokens})
+    response = jsonify({"status": found.status, **header_figures(found)})
     response.headers["Cache-Control"] = "no-store"
     return response
 

@@ -5,7 +5,9 @@ in arrival order, so a bubble is its blocks in that order. An older row kept onl
 non-text blocks there (its text in `content`): its bubble is the content text first,
 then the blocks. Each tool_result is shown under the tool call it answers (same
 `tool_use_id`) when that call is in the same row; otherwise it stays in its place. A
-row with neither visible text nor anything to show makes no bubble at all. Pure: no Flask.
+sub-agent's blocks (Claude marks them with the `parent_tool_use_id` of the Task call
+that started the sub-agent) are shown inside that call, before its result. A row with
+neither visible text nor anything to show makes no bubble at all. Pure: no Flask.
 """
 import json
 import re
@@ -95,9 +97,12 @@ class _OpenTurnRow:
 
 
 def nested(parts):
-    """`parts` with each tool_result moved into the `results` of the tool_use it answers.
+    """`parts` with each tool_result moved into the `results` of the tool_use it answers,
+    then each part of a sub-agent into the `children` of the (Task) tool_use that
+    started it (its block's `parent_tool_use_id`).
 
-    A result whose call is not among `parts` (made in an earlier row) keeps its place.
+    A result whose call is not among `parts` (made in an earlier row), and a sub-agent
+    part whose call is not, keep their place.
     """
     calls = {}
     out = []
@@ -108,7 +113,14 @@ def nested(parts):
             calls[part["anchor"]]["results"].append(part)
             continue
         out.append(part)
-    return out
+    nested_out = []
+    for part in out:
+        parent = calls.get(part.get("parent"))
+        if parent is not None and parent is not part:
+            parent["children"].append(part)
+        else:
+            nested_out.append(part)
+    return nested_out
 
 
 def anchor(message_id, tool_id):
@@ -123,6 +135,14 @@ def _blocks(message):
 
 
 def _part(block, tool_names, message_id):
+    part = _block_part(block, tool_names, message_id)
+    parent = block.get("parent_tool_use_id")
+    if part and isinstance(parent, str) and parent:
+        part["parent"] = anchor(message_id, parent)
+    return part
+
+
+def _block_part(block, tool_names, message_id):
     kind = block.get("type")
     if kind == "text":
         text = block.get("text")
@@ -138,7 +158,7 @@ def _part(block, tool_names, message_id):
                 "tool_id": str(block.get("id") or ""),
                 "anchor": anchor(message_id, block.get("id")), "preview": _preview(tool_input),
                 "input_json": _json(tool_input if tool_input is not None else {}),
-                "results": []}
+                "results": [], "children": []}
     if kind == "tool_result":
         text = tool_result_text(block.get("content"))
         tool_id = block.get("tool_use_id")

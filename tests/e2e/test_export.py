@@ -90,3 +90,18 @@ def test_an_unknown_session_is_a_404(client):
     response = export(client, "nope", "markdown")
     assert response.status_code == 404
     assert response.get_json()["error"]["code"] == "session_not_found"
+
+
+def test_a_sub_agents_blocks_keep_their_task_call_in_every_export(client):
+    from pathlib import Path
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "streams" / "claude" / "subagent.jsonl"
+    sid = create_session(client, "workflow", {"workflow_id": "wf-export"})
+    post_lines(client, sid, fixture.read_text().splitlines())
+    complete(client, sid)
+    blocks = export(client, sid, "json").get_json()["session"]["messages"][1]["content_blocks"]
+    marked = [(b["type"], b.get("id") or b.get("tool_use_id")) for b in blocks if b.get("parent_tool_use_id")]
+    assert marked == [("tool_use", "toolu_S1"), ("tool_result", "toolu_S1"), ("text", None)]
+    assert {b["parent_tool_use_id"] for b in blocks if "parent_tool_use_id" in b} == {"toolu_T1"}
+    markdown = export(client, sid, "markdown").get_data(as_text=True)
+    assert markdown.count("_Sub-agent of `toolu_T1`:_") == 3
+    assert markdown.index("**Tool call: Task**") < markdown.index("_Sub-agent of `toolu_T1`:_")

@@ -3,7 +3,8 @@
 transcript must equal `name.expected.json` for each session kind.
 
 An expected message lists its block types, and may also list its `content_blocks` in
-full and its turn's `terminal_reason`; an expected transcript may also give the session's turn counters."""
+full, its turn's `terminal_reason` and its `metadata.usage`; an expected transcript may also give the session's
+turn counters and its `transcript_usage` (summed from the turns' own usage)."""
 import json
 from pathlib import Path
 
@@ -47,6 +48,8 @@ def _transcript(session, expected):
             row["content_blocks"] = message["content_blocks"]
         if n < len(expected) and "terminal_reason" in expected[n]:
             row["terminal_reason"] = message["metadata"].get("terminal_reason")
+        if n < len(expected) and "usage" in expected[n]:
+            row["usage"] = message["metadata"].get("usage")
         found.append(row)
     return found
 
@@ -58,6 +61,8 @@ def _check(session, expected):
     for counter in COUNTERS:
         if counter in expected:
             assert session[counter] == expected[counter], counter
+    if "transcript_usage" in expected:
+        assert session["transcript_usage"] == expected["transcript_usage"]
 
 
 def _post_each_with_the_one_before(client, sid, lines):
@@ -109,6 +114,53 @@ def test_same_seqs_posted_again_change_nothing(client, path, kind):
     assert post_lines(client, sid, lines).get_json()["duplicates"] == len(lines)
 
     _check(get_session(client, sid), _expected(path)[kind])
+
+
+@pytest.mark.parametrize("batching", ["one_request", "line_by_line"])
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("path", FIXTURES, ids=_id)
+def test_the_stream_re_sent_under_new_seqs_adds_no_row_and_moves_no_counter(client, path, kind,
+                                                                            batching):
+    session_type, context = KINDS[kind]
+    sid = create_session(client, session_type, context, provider=path.parent.name)
+    lines = _lines(path)
+    _post(client, sid, lines, 0, batching)
+    before = _counted(get_session(client, sid))
+    for again in (1, 2):  # twice: a copy that follows a copy is a copy too
+        _post(client, sid, lines, again * len(lines), batching)
+        assert _counted(get_session(client, sid)) == before, f"re-sent {again}"
+    assert complete(client, sid).status_code == 200
+    _check(get_session(client, sid), _expected(path)[kind])
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("path", FIXTURES, ids=_id)
+def test_a_runner_that_sends_its_stream_again_midway_then_goes_on(client, path, kind):
+    """Restarted with its spool but not its seqs: what it sent so far comes again under
+    new seqs, then the rest of the stream; the transcript is the expected one."""
+    session_type, context = KINDS[kind]
+    sid = create_session(client, session_type, context, provider=path.parent.name)
+    lines = _lines(path)
+    half = len(lines) // 2
+    _post(client, sid, lines[:half], 0, "line_by_line")
+    _post(client, sid, lines[:half], half, "one_request")
+    _post(client, sid, lines[half:], 2 * half, "line_by_line")
+    assert complete(client, sid).status_code == 200
+    _check(get_session(client, sid), _expected(path)[kind])
+
+
+def _post(client, sid, lines, start_seq, batching):
+    if batching == "one_request":
+        assert post_lines(client, sid, lines, start_seq=start_seq).get_json()["accepted"] == len(lines)
+        return
+    for n, line in enumerate(lines):
+        assert post_lines(client, sid, [line], start_seq=start_seq + n).status_code == 200
+
+
+def _counted(session):
+    """What a re-sent stream must leave as it was: the rows and every counter."""
+    return ([(m["id"], m["content"], m["content_blocks"]) for m in session["messages"]],
+            {counter: session[counter] for counter in COUNTERS}, session["transcript_usage"])
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=_id)

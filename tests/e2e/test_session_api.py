@@ -163,3 +163,22 @@ def test_session_payload_carries_the_turn_counters(client):
             session["message_count"]) == (2, 1, 1)
     listed = client.get("/api/remote/sessions").get_json()["sessions"][0]
     assert listed["conversation_turn_count"] == 2 and listed["visible_message_count"] == 1
+
+
+def test_transcript_usage_sums_the_turns_results_and_usage_reports_do_not_move_it(client):
+    sid = create_session(client)
+    one = {"input_tokens": 18, "output_tokens": 99, "cache_read_input_tokens": 8800,
+           "cache_creation_input_tokens": 800}
+    turn = [cl.assistant(cl.text("a")), cl.result(usage=one)]  # its lines say 3 in, 7 out
+    post_lines(client, sid, turn)
+    post_lines(client, sid, [cl.assistant(cl.text("b")), cl.result(usage=None)], start_seq=2)
+    client.post(f"/api/remote/sessions/{sid}/usage",
+                json={"report_id": "rep-1", "input_tokens": 5, "output_tokens": 5, "requests": 1})
+    post_lines(client, sid, turn, start_seq=4)  # the same lines again, under new seqs
+    session = get_session(client, sid)
+    assert session["transcript_usage"] == {
+        "input_tokens": 18 + 3, "output_tokens": 99 + 7, "cache_read_input_tokens": 8800,
+        "cache_creation_input_tokens": 800, "total_cost_usd": 0.0}
+    assert session["total_tokens"] == 10
+    assert session["messages"][0]["metadata"]["usage"] == one
+    assert len(session["messages"]) == session["message_count"] == 2

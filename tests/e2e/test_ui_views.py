@@ -263,10 +263,15 @@ def test_the_header_counters_come_as_json(client):
                              cl.assistant(cl.tool_use("t1")), cl.result()])
     response = client.get(f"/sessions/{sid}/counters")
     assert response.status_code == 200 and response.headers["Cache-Control"] == "no-store"
+    # cl.result() reports 3 in and 7 out for each turn; no usage report came
     assert response.get_json() == {"status": "running", "message_count": 1,
-                                   "conversation_turn_count": 2, "total_tokens": 0}
+                                   "conversation_turn_count": 2, "total_tokens": 0,
+                                   "transcript_tokens": 20, "transcript_cache_tokens": 0,
+                                   "transcript_cost": "$0.0000"}
     html = page(client, f"/sessions/{sid}")
     assert '<dd id="count-messages">1</dd>' in html and '<dd id="count-turns">2</dd>' in html
+    assert "<dt>Transcript tokens</dt><dd id=\"count-transcript-tokens\">20</dd>" in html
+    assert "<dt>Reported tokens</dt><dd id=\"count-tokens\">0</dd>" in html
     assert client.get("/sessions/nope/counters").status_code == 404
 
 
@@ -361,3 +366,18 @@ def test_a_session_without_commands_shows_no_evidence_panel(client):
     sid = create_session(client)
     post_lines(client, sid, [cl.assistant(cl.text("hi")), cl.result()])
     assert 'id="evidence"' not in page(client, f"/sessions/{sid}")
+
+
+def test_a_sub_agent_is_shown_inside_the_task_call_that_started_it(client):
+    from pathlib import Path
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "streams" / "claude" / "subagent.jsonl"
+    sid = create_session(client, "workflow", {"workflow_id": "wf-ui"})
+    post_lines(client, sid, fixture.read_text().splitlines())
+    complete(client, sid)
+    html = page(client, f"/sessions/{sid}")
+    task = html.index('data-call-id="toolu_T1"')
+    inside = html.index('class="subagent"', task)
+    grep_call = html.index('data-call-id="toolu_S1"', inside)
+    task_result = html.index("toolu_T1</a>", grep_call)  # the Task's result link, after the sub-agent
+    assert task < inside < grep_call < task_result
+    assert html.count('class="subagent"') == 1

@@ -67,9 +67,10 @@ def test_the_same_item_ids_in_the_next_run_are_new_items(codex_session, feed, me
     run = [cx.turn_started(), cx.command("started", "item_0", "ls"),
            cx.command("completed", "item_0", "ls", "a\n", 0, "completed"),
            cx.message("item_1", "One file."), cx.turn_completed()]
+    feed(sid, [cx.turn_started(), cx.message("item_0", "Hello."), cx.turn_completed()])
     feed(sid, run)
-    feed(sid, run)
-    first, second = messages(sid)
+    feed(sid, run)  # item ids restart, the text repeats: a new turn all the same
+    _, first, second = messages(sid)
     assert (first["content"], second["content"]) == ("One file.", "One file.")
     assert first["turn_key"] != second["turn_key"]
     assert [b.get("name") for b in second["content_blocks"]] == ["command_execution", None]

@@ -42,3 +42,11 @@ def test_new_rows_come_back_with_their_ids(conn):
     added = repo.insert_new("s1", [draft("turn:a"), draft("turn:b")], NOW)
     assert [(row_id, d.turn_key) for row_id, d in added] == [
         (m.id, m.turn_key) for m in repo.list_all("s1")]
+
+
+def test_a_stored_turn_key_is_known_in_its_session_only(conn):
+    repo = MessageRepository(conn)
+    repo.insert_new("s1", [draft("system:~abc")], NOW)
+    assert repo.has_turn_key("s1", "system:~abc")
+    assert not repo.has_turn_key("s1", "system:~abd")
+    assert not repo.has_turn_key("s2", "system:~abc")

@@ -249,7 +249,8 @@ def test_0017_moves_each_open_turn_header_onto_its_session_and_knows_its_highest
     assert [tuple(row) for row in moved] == [("s1", header, 2), ("s2", None, None),
                                              ("s3", None, None)]
     assert "session_turn_states" not in tables
-    # and the moved header is the open turn the service goes on with
+    # and the moved header is the open turn the service goes on with (on today's schema)
+    migrations.upgrade(db.engine, fresh_app.config["MIGRATIONS_DIR"])
     with app_db.detached_units_of_work()() as uow:
         assert uow.turn_states.load("s1") == json.loads(header)
         locked = uow.sessions.lock_for_write("s1")
@@ -327,3 +328,51 @@ def test_a_failing_python_step_rolls_its_migration_back(fresh_app, tmp_path):
     _, pending = migrations.status(db.engine, tmp_path)
     assert [m.name for m in pending] == [EVIDENCE_MIGRATION]
     assert "session_evidence" not in set(inspect(db.engine).get_table_names())
+
+
+def test_0019_backfills_transcript_usage_from_the_turn_rows(fresh_app, tmp_path):
+    migrate_through(fresh_app, tmp_path, "000[1-9]_*.sql")
+    migrate_through(fresh_app, tmp_path, "001[0-8]_*.sql")
+    with db.engine.begin() as conn:
+        for sid in ("claude", "codex", "none"):
+            add_old_session(conn, sid, "agent")
+        metadata = {
+            "claude": [{"usage": {"input_tokens": 4, "output_tokens": 55,
+                                  "cache_read_input_tokens": 9000, "cache_creation_input_tokens": 1200},
+                        "result": {"total_cost_usd": 0.0123}},
+                       {"usage": {"input_tokens": 1, "output_tokens": 2}, "result": {"total_cost_usd": 0.5}},
+                       {"usage": {"input_tokens": "junk", "output_tokens": 1}},
+                       {"usage": {"input_tokens": 7, "output_tokens": 1}, "note": NAN_TEXT}],
+            "codex": [{"result": {"usage": {"input_tokens": 9000, "cached_input_tokens": 8800,
+                                            "output_tokens": 30}}}],
+        }
+        for sid, rows_of in metadata.items():
+            for n, meta in enumerate(rows_of):
+                add_old_message(conn, sid, f"turn:{sid}{n}", meta)
+        add_old_message(conn, "claude", "system:@0", {"usage": {"input_tokens": 1000}})
+    for path in Path(fresh_app.config["MIGRATIONS_DIR"]).glob("0019_*.sql"):
+        shutil.copy(path, tmp_path)
+    applied = [m.version for m in migrations.upgrade(db.engine, tmp_path)]
+    assert applied == [19]
+    with db.engine.connect() as conn:
+        found = conn.execute(text(
+            "SELECT session_id, transcript_input_tokens, transcript_output_tokens,"
+            " transcript_cache_read_tokens, transcript_cache_creation_tokens, transcript_cost_usd"
+            " FROM agent_sessions ORDER BY session_id")).all()
+    found = [(*row[:5], round(row[5], 6)) for row in found]
+    # Junk counts nothing; the row holding NaN is skipped.
+    assert found == [("claude", 5, 58, 9000, 1200, 0.5123),
+                     ("codex", 9000, 30, 8800, 0, 0.0),
+                     ("none", 0, 0, 0, 0, 0.0)]
+
+
+NAN_TEXT = "a row whose metadata Python wrote with NaN in it"
+
+
+def add_old_message(conn, session_id, turn_key, metadata):
+    """A transcript row as 0002 made it; NAN_TEXT in `metadata` becomes a bare NaN."""
+    conn.execute(text(
+        "INSERT INTO session_messages (session_id, role, content, metadata, source, turn_key,"
+        " timestamp) VALUES (:session_id, 'assistant', 'x', :metadata, 'remote_live', :turn_key, 't')"),
+        {"session_id": session_id, "turn_key": turn_key,
+         "metadata": json.dumps(metadata).replace(json.dumps(NAN_TEXT), "NaN")})

@@ -17,7 +17,8 @@ def test_text_turn_is_one_assistant_row(kind, new_session, feed, messages, count
     assert row["content_blocks"] == [cl.text("Hello there.")] == row["metadata"]["content_blocks"]
     assert row["metadata"]["trigger"] == "result"
     assert row["metadata"]["result"] == {"subtype": "success", "is_error": False, "num_turns": 1,
-                                         "duration_ms": 10}
+                                         "duration_ms": 10, "usage": cl.RESULT_USAGE}
+    assert row["metadata"]["usage"] == cl.RESULT_USAGE  # the result's own total
     assert receipt.messages_written == 1
     assert counts(sid) == (1, 1)
 

@@ -108,21 +108,29 @@ def test_two_identical_codex_runs_are_two_turns_and_a_resent_turn_end_counts_not
            '{"type": "item.completed", "item": {"id": "item_0", "type": "agent_message",'
            ' "text": "Done."}}',
            '{"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 1}}']
+    first = [run[0], run[1].replace("Done.", "Looking."), run[2]]
+    feed(sid, first)
     feed(sid, run)
-    feed(sid, run)
+    feed(sid, run)  # the same lines, but not a copy of the stream from its start
     feed(sid, [run[-1]])  # a re-sent turn end closes an empty turn
     assert [r[0] for r in rows("SELECT content FROM session_messages WHERE session_id = ?"
-                               " ORDER BY id", sid)] == ["Done.", "Done."]
+                               " ORDER BY id", sid)] == ["Looking.", "Done.", "Done."]
     assert rows("SELECT conversation_turn_count, message_count FROM agent_sessions"
-                " WHERE session_id = ?", sid) == [(2, 2)]
+                " WHERE session_id = ?", sid) == [(3, 3)]
+    feed(sid, first + run + run)  # the whole stream again, under new seqs
+    assert rows("SELECT conversation_turn_count, message_count FROM agent_sessions"
+                " WHERE session_id = ?", sid) == [(3, 3)]
 
 
 def test_the_repository_counts_each_new_key_once_in_one_statement(app, new_session, rows):
     sid = new_session()
     with writing() as uow:
-        assert uow.turns.add_many_if_new(sid, ["turn:a", "turn:b", "turn:b"], "t") == 2
-        assert uow.turns.add_many_if_new(sid, ["turn:b", "turn:c"], "t") == 1
-        assert uow.turns.add_many_if_new(sid, [], "t") == 0
+        assert sorted(uow.turns.add_many_if_new(sid, ["turn:a", "turn:b", "turn:b"], "t")) == [
+            "turn:a", "turn:b"]
+        assert uow.turns.add_many_if_new(sid, ["turn:b", "turn:c"], "t") == ["turn:c"]
+        assert uow.turns.add_many_if_new(sid, [], "t") == []
+        assert uow.turns.known(sid, ["turn:c", "turn:d"]) == {"turn:c"}
+        assert uow.turns.known("another-session", ["turn:a"]) == set()
         uow.commit()
     assert rows("SELECT turn_key FROM session_turns WHERE session_id = ? ORDER BY turn_key",
                 sid) == [("turn:a",), ("turn:b",), ("turn:c",)]

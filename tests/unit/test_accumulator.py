@@ -12,6 +12,7 @@ from app.transcript.event_types import ASSISTANT
 from app.transcript.event_types import TURN_STARTED
 from app.transcript.event_types import StreamEvent
 from app.transcript.transcript_turn import TranscriptTurn
+from app.transcript.turns import DONE_ITEMS
 from app.transcript.turns import SystemNote
 from app.transcript.turns import Turn
 from tests import claude_lines as cl
@@ -191,11 +192,45 @@ def test_usage_counts_once_per_message_id_however_many_lines_repeat_it():
         cl.assistant(cl.tool_use("t1"), message_id="m1"),
         cl.tool_result("t1"),
         cl.assistant(cl.text("b"), message_id="m2"),
-        cl.result(),
+        cl.result(usage=None),  # no total of its own: the fold stands in
     ])
     assert turn.usage == {"m1": {"input_tokens": 3, "output_tokens": 7},
                           "m2": {"input_tokens": 3, "output_tokens": 7}}
     assert TranscriptTurn.from_turn(turn).usage == {"input_tokens": 6, "output_tokens": 14}
+
+
+def test_the_results_own_usage_is_the_turns_usage():
+    reported = {"input_tokens": 18, "output_tokens": 99, "cache_read_input_tokens": 8800,
+                "cache_creation_input_tokens": 800}
+    [turn] = feed_all(Accumulator(), [
+        cl.assistant(cl.text("a"), message_id="m1"),
+        cl.assistant(cl.text("b"), message_id="m2"),
+        cl.result(usage={**reported, "server_tool_use": {"web_search_requests": 0}}),
+    ])
+    assert TranscriptTurn.from_turn(turn).usage == reported
+
+
+@pytest.mark.parametrize("delta_first", [True, False])
+def test_a_message_deltas_usage_overrides_the_snapshot_its_lines_repeat(delta_first):
+    start = cl.message_start("m1", {"input_tokens": 12, "output_tokens": 18})
+    delta = cl.message_delta({"output_tokens": 99})
+    lines = [cl.assistant(cl.text("a"), message_id="m1"), cl.assistant(cl.text("b"), message_id="m1")]
+    lines = [start, delta, *lines] if delta_first else [start, *lines, delta]
+    acc = Accumulator()
+    feed_all(acc, lines)
+    feed_all(acc, [delta], start=10)  # a re-sent copy: the same cumulative counts
+    [turn] = feed_all(acc, [cl.result(usage=None)], start=11)
+    # input_tokens from the lines' snapshot, output_tokens from the final delta
+    assert TranscriptTurn.from_turn(turn).usage == {"input_tokens": 3, "output_tokens": 99}
+
+
+def test_the_streaming_message_survives_a_snapshot():
+    acc = Accumulator()
+    feed_all(acc, [cl.message_start("m1"), cl.assistant(cl.text("a"), message_id="m1")])
+    saved = acc.take_unsaved_parts().parts
+    revived = Accumulator.restore(acc.snapshot())
+    [turn] = feed_all(revived, [cl.message_delta({"output_tokens": 40}), cl.result(usage=None)], start=2)
+    assert TranscriptTurn.from_turn(turn.with_saved_parts(saved)).usage["output_tokens"] == 40
 
 
 def test_usage_survives_a_snapshot():
@@ -253,12 +288,16 @@ def test_an_item_is_forgotten_once_done_so_the_header_holds_only_open_items():
     for n in range(50):
         acc.feed(StreamEvent(ASSISTANT, (cl.text(f"{n}"),), item_id=f"i{n}", item_done=True), n)
     acc.feed(item_event("open", cl.text("running")), 50)
-    acc.feed(item_event("i0", cl.text("again")), 51)  # done items are not restated
-    acc.take_unsaved_parts()
-    assert acc.snapshot()["turn"]["items"] == {"open": 50, "i0": 51}
+    again = item_event("i0", cl.text("again"))
+    assert acc.is_repeat(again)  # a state of a finished item: a re-sent copy
+    acc.feed(again, 51)
+    unsaved = acc.take_unsaved_parts()
+    assert len(unsaved.parts) == 51 and unsaved.parts[0]["blocks"] == [cl.text("0")]
+    assert acc.snapshot()["turn"]["items"] == {"open": 50}
     acc.feed(StreamEvent(ASSISTANT, (cl.text("finished"),), item_id="open", item_done=True), 52)
     assert acc.take_unsaved_parts().restated[50]["blocks"] == [cl.text("finished")]
-    assert acc.snapshot()["turn"]["items"] == {"i0": 51}
+    assert acc.snapshot()["turn"]["items"] == {}
+    assert len(acc.snapshot()["turn"]["done_items"]) == min(51, DONE_ITEMS)
 
 
 def test_a_new_turn_scope_makes_an_item_id_name_a_new_item():
@@ -313,3 +352,12 @@ def feed_all_at(acc, lines, received_at, start=0):
     for index, line in enumerate(lines, start):
         out.extend(acc.feed(parse_line(line), index, received_at))
     return out
+
+
+def test_the_finished_items_remembered_are_bounded():
+    acc = Accumulator()
+    for n in range(DONE_ITEMS + 10):
+        acc.feed(StreamEvent(ASSISTANT, (cl.text(f"{n}"),), item_id=f"i{n}", item_done=True), n)
+    done = acc.buffer.done_items
+    assert len(done) == DONE_ITEMS and done[-1] == f"i{DONE_ITEMS + 9}"
+    assert not acc.is_repeat(item_event("i0", cl.text("0")))  # forgotten: a place of its own

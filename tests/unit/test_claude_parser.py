@@ -47,6 +47,22 @@ def test_result_keeps_outcome_fields():
     assert event.info["is_error"] is True and event.info["result"] == "too long"
 
 
+def test_result_keeps_its_token_usage_counts_only():
+    usage = {"input_tokens": 18, "output_tokens": 85, "cache_read_input_tokens": 8800,
+             "cache_creation_input_tokens": 800, "service_tier": "standard", "server_tool_use": {}}
+    assert parse_line(cl.result(usage=usage)).info["usage"] == {
+        key: usage[key] for key in ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                                    "cache_creation_input_tokens")}
+    assert "usage" not in parse_line(cl.result(usage=None)).info
+
+
+def test_message_delta_reports_its_final_usage():
+    event = parse_line(cl.message_delta({"output_tokens": 99, "input_tokens": True}))
+    assert event.kind == ev.IGNORED
+    assert event.info["message_usage"] == {"output_tokens": 99}
+    assert "message_usage" not in parse_line(cl.message_start("m1")).info
+
+
 def test_system_init_is_summarised():
     event = parse_line(cl.system_init(uuid="s-1"))
     assert event.kind == ev.SYSTEM
@@ -179,3 +195,25 @@ def test_random_objects_of_known_shapes_never_raise():
 def test_compact_boundary_is_summarised():
     event = parse_line(json.dumps({"type": "system", "subtype": "compact_boundary"}))
     assert (event.kind, event.text) == (ev.SYSTEM, "Conversation compacted")
+
+
+def test_an_assistant_line_without_a_uuid_is_named_by_its_message_and_content():
+    def line(text_value, message_id="msg_1"):
+        obj = json.loads(cl.assistant(cl.text(text_value), message_id=message_id))
+        del obj["uuid"]
+        return json.dumps(obj)
+    names = [parse_line(raw).identity for raw in (line("a"), line("a"), line("b"), line("a", "msg_2"))]
+    assert names[0] == names[1] and len(set(names)) == 3
+    assert names[0].startswith("claude:msg_1:")
+
+
+def test_a_sub_agents_blocks_keep_the_task_call_that_started_it():
+    line = json.loads(cl.assistant(cl.text("found"), cl.tool_use("toolu_S")))
+    line["parent_tool_use_id"] = "toolu_T"
+    event = parse_line(json.dumps(line))
+    assert [b["parent_tool_use_id"] for b in event.blocks] == ["toolu_T", "toolu_T"]
+    result = json.loads(cl.tool_result("toolu_S"))
+    result["parent_tool_use_id"] = "toolu_T"
+    assert parse_line(json.dumps(result)).blocks[0]["parent_tool_use_id"] == "toolu_T"
+    main = parse_line(cl.assistant(cl.text("mine")))  # parent_tool_use_id null
+    assert "parent_tool_use_id" not in main.blocks[0]

@@ -159,7 +159,9 @@ def test_items_carry_no_identity_so_a_later_identical_run_is_not_dropped():
     '{"type": "item.completed", "item": {"type": "agent_message", "text": ""}}',
     '{"type": "item.updated", "item": {"id": "i", "type": "plan_update"}}',
     '{"type": "item.completed", "item": {"id": ["x"], "type": {"a": 1}}}',
-    '{"id": "1", "msg": {"type": "agent_message", "message": "legacy protocol"}}',
+    '{"id": "1", "msg": {"type": "agent_message_delta", "delta": "legacy, streamed"}}',
+    '{"id": "1", "msg": []}', '{"id": "1", "msg": {"type": 3}}', '{"prompt": "the echo"}',
+    '{"id": "1", "msg": {"type": "agent_message", "message": ""}}', '{"model": 5}',
 ])
 def test_junk_and_unknown_lines_are_ignored(line):
     assert parse_line(line).kind == IGNORED

@@ -69,10 +69,21 @@ def test_result_closes_the_turn_with_status_and_stats():
                            "error_type": "MaxSessionTurnsError"}
 
 
-def test_gemini_lines_have_no_identity():
-    lines = [line("init", model="m"), assistant("x"), line("tool_use", tool_id="t"),
+def test_a_gemini_line_is_named_by_its_timestamp_and_text():
+    lines = [line("init", model="m"), assistant("x"), assistant("y"), line("tool_use", tool_id="t"),
              line("tool_result", tool_id="t", status="success"), line("result", status="success")]
-    assert {parse_line(raw).identity for raw in lines} == {None}
+    names = [parse_line(raw).identity for raw in lines]
+    assert all(name.startswith(f"gemini:{STAMP}:") for name in names)
+    assert len(set(names)) == len(lines)  # same timestamp, different text
+    assert [parse_line(raw).identity for raw in lines] == names  # the same line, the same name
+    later = json.dumps({"type": "message", "timestamp": "2030-01-01T00:00:00.001Z", "role": "assistant",
+                        "content": "x", "delta": True})
+    assert parse_line(later).identity not in names
+
+
+def test_a_gemini_line_without_a_timestamp_has_no_identity():
+    assert parse_line(json.dumps({"type": "message", "role": "assistant", "content": "x"})).identity is None
+    assert parse_line("YOLO mode is enabled.").identity is None
 
 
 def close(lines):

@@ -125,3 +125,22 @@ def test_no_open_turn_or_one_with_nothing_to_show_makes_no_bubble():
     assert open_turn_bubble(None) is None
     assert open_turn_bubble({"turn_id": "t", "content_blocks": []}) is None
     assert open_turn_bubble({"turn_id": "t", "content_blocks": "junk"}) is None
+
+
+def test_a_sub_agents_blocks_sit_inside_the_task_call_that_started_it():
+    sub = {"parent_tool_use_id": "toolu_T"}
+    [bubble] = bubbles([message(1, "", [
+        {"type": "text", "text": "Delegating."},
+        {"type": "tool_use", "id": "toolu_T", "name": "Task", "input": {"description": "Find it"}},
+        {"type": "tool_use", "id": "toolu_S", "name": "Grep", "input": {"pattern": "x"}, **sub},
+        {"type": "tool_result", "tool_use_id": "toolu_S", "content": "a.py:1", **sub},
+        {"type": "text", "text": "Found in a.py.", **sub},
+        {"type": "tool_result", "tool_use_id": "toolu_T", "content": "Found in a.py."},
+        {"type": "text", "text": "Done."},
+        {"type": "text", "text": "Orphan.", "parent_tool_use_id": "toolu_elsewhere"}])])
+    assert kinds(bubble) == ["text", "tool_use", "text", "text"]
+    task = bubble.parts[1]
+    assert [c["kind"] for c in task["children"]] == ["tool_use", "text"]
+    assert task["children"][0]["results"][0]["text"] == "a.py:1"  # the sub-agent's own result
+    assert [r["text"] for r in task["results"]] == ["Found in a.py."]
+    assert "Orphan." in bubble.parts[3]["html"]  # its Task is not in this row: it keeps its place

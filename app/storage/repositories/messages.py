@@ -25,6 +25,7 @@ SELECT_BEFORE = text(
     " WHERE session_id = :session_id AND id < :before ORDER BY id DESC LIMIT :limit"
 )
 SELECT_ALL = text(f"SELECT {COLUMNS} FROM session_messages WHERE session_id = :session_id ORDER BY id")
+SELECT_KEY = text("SELECT 1 FROM session_messages WHERE session_id = :session_id AND turn_key = :turn_key")
 OPENER_CHARS = 400  # enough for a title line; a row may hold megabytes
 # Per session, the id of its first row of one kind: a correlated subquery that
 # walks (session_id, id) and stops at the first match, however long the session.
@@ -74,6 +75,11 @@ class MessageRepository:
             if returned:
                 added.append((returned[0][0], draft))
         return added
+
+    def has_turn_key(self, session_id, turn_key):
+        """True when a row of this turn key is stored for the session."""
+        found = self.conn.execute(SELECT_KEY, {"session_id": session_id, "turn_key": turn_key})
+        return found.first() is not None
 
     def list_all(self, session_id):
         """Every message of the session, in write order."""

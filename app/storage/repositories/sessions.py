@@ -11,7 +11,9 @@ from app.storage.repositories.dialect import on_driver
 COLUMNS = (
     "session_id, user_id, session_type, context, status, provider, exit_code, "
     "message_count, conversation_turn_count, visible_message_count, request_count, total_tokens, total_input_tokens, "
-    "total_output_tokens, next_event_index, created_at, updated_at, machine, opened_by_token, output_bytes"
+    "total_output_tokens, next_event_index, created_at, updated_at, machine, opened_by_token, output_bytes, "
+    "transcript_input_tokens, transcript_output_tokens, transcript_cache_read_tokens, "
+    "transcript_cache_creation_tokens, transcript_cost_usd"
 )
 INSERT = text(
     "INSERT INTO agent_sessions (session_id, user_id, session_type, context, status,"
@@ -72,14 +74,25 @@ COUNTERS = (
     " conversation_turn_count = conversation_turn_count + :new_turns,"
     " visible_message_count = visible_message_count + :new_visible"
 )
+# The transcript usage (migration 0019) moves with the counters, by the newly closed
+# turns' usage: (column, key of transcript_delta()).
+TRANSCRIPT_USAGE = (("transcript_input_tokens", "input_tokens"),
+                    ("transcript_output_tokens", "output_tokens"),
+                    ("transcript_cache_read_tokens", "cache_read_input_tokens"),
+                    ("transcript_cache_creation_tokens", "cache_creation_input_tokens"),
+                    ("transcript_cost_usd", "total_cost_usd"))
+NO_USAGE = {key: 0 for _, key in TRANSCRIPT_USAGE}
 RECORD_INGEST = (
     "UPDATE agent_sessions SET next_event_index = {m}, message_count = message_count + {m},"
     " conversation_turn_count = conversation_turn_count + {m},"
     " visible_message_count = visible_message_count + {m}, output_bytes = output_bytes + {m},"
-    " turn_state = {m}, max_seq = {m}, updated_at = {m} WHERE session_id = {m}"
+    + "".join(f" {column} = {column} + {{m}}," for column, _ in TRANSCRIPT_USAGE)
+    + " turn_state = {m}, max_seq = {m}, updated_at = {m} WHERE session_id = {m}"
 )
 ADD_MESSAGES = text(
-    f"UPDATE agent_sessions SET {COUNTERS}, updated_at = :now WHERE session_id = :session_id"
+    f"UPDATE agent_sessions SET {COUNTERS},"
+    + "".join(f" {column} = {column} + :{key}," for column, key in TRANSCRIPT_USAGE)
+    + " updated_at = :now WHERE session_id = :session_id"
 )
 MARK_COMPLETED = text(
     "UPDATE agent_sessions SET status = :status, exit_code = :exit_code, updated_at = :now"
@@ -95,6 +108,8 @@ ADD_USAGE = text(
     " total_tokens = total_tokens + :input_tokens + :output_tokens, updated_at = :now"
     " WHERE session_id = :session_id"
 )
+
+# What closed turns reported of their own usage (never a usage report's counters).
 
 
 class SessionRepository:
@@ -178,17 +193,21 @@ class SessionRepository:
         return [_to_session(row) for row in self.conn.execute(statement, params).mappings()]
 
     def record_ingest(self, session_id, next_event_index, new_messages, now, *, turn_state,
-                      max_seq, new_turns=0, new_visible=0, new_bytes=0):
+                      max_seq, new_turns=0, new_visible=0, new_bytes=0, new_usage=None):
         """After an ingest: the next free event index, the open turn's header and the
         highest stored seq, `new_bytes` more bytes of output, and `new_messages` more
-        rows (`new_visible` of them with visible text) from `new_turns` more closed turns."""
+        rows (`new_visible` of them with visible text) from `new_turns` more closed turns,
+        whose usage (transcript_delta()) is `new_usage`."""
+        usage = new_usage or NO_USAGE
         on_driver(self.conn, RECORD_INGEST, (
             next_event_index, new_messages, new_turns, new_visible, new_bytes,
+            *(usage[key] for _, key in TRANSCRIPT_USAGE),
             json.dumps(turn_state), max_seq, now, session_id))
 
-    def add_messages(self, session_id, new_messages, now, *, new_turns=0, new_visible=0):
+    def add_messages(self, session_id, new_messages, now, *, new_turns=0, new_visible=0,
+                     new_usage=None):
         """Count `new_messages` more transcript rows (`new_visible` of them with
-        visible text) and `new_turns` more closed turns."""
+        visible text) and `new_turns` more closed turns, whose usage is `new_usage`."""
         self.conn.execute(
             ADD_MESSAGES,
             {
@@ -197,6 +216,7 @@ class SessionRepository:
                 "new_turns": new_turns,
                 "new_visible": new_visible,
                 "now": now,
+                **(new_usage or NO_USAGE),
             },
         )
 

@@ -25,6 +25,8 @@ UPDATE_PART = text(
 )
 # Read and release in one statement; RETURNING has no order, so the caller sorts.
 TAKE_PARTS = "DELETE FROM session_turn_parts WHERE session_id = {m} RETURNING part_index, part"
+DELETE_PARTS_FROM = text(
+    "DELETE FROM session_turn_parts WHERE session_id = :session_id AND part_index >= :start")
 
 
 class TurnStateRepository:
@@ -70,3 +72,7 @@ class TurnStateRepository:
         is being flushed."""
         rows = on_driver(self.conn, TAKE_PARTS, (session_id,))
         return [json.loads(part) for _, part in sorted(rows)]
+
+    def drop_parts_from(self, session_id, start):
+        """Delete the saved parts numbered `start` and up (an undone copy of them)."""
+        self.conn.execute(DELETE_PARTS_FROM, {"session_id": session_id, "start": start})

@@ -23,17 +23,18 @@ class TurnRepository:
         self.conn = conn
 
     def add_many_if_new(self, session_id, turn_keys, now):
-        """Record each turn key; returns how many were new (the turn counter's delta).
+        """Record each turn key; returns the keys that were new (the turn counter's
+        delta is their number).
 
-        One statement for all the keys, counting the rows RETURNING hands back: the
-        order they come in does not matter here, only how many there are.
+        One statement for all the keys, reading the keys RETURNING hands back (in no
+        particular order).
         """
         if not turn_keys:
-            return 0
+            return []
         row = f"({placeholders(self.conn, 3)})"
         sql = INSERT_IF_NEW.format(rows=", ".join([row] * len(turn_keys)))
         params = [value for key in turn_keys for value in (session_id, key, now)]
-        return len(on_driver(self.conn, sql, params))
+        return [row[0] for row in on_driver(self.conn, sql, params)]
 
     def known(self, session_id, turn_keys):
         """Which of `turn_keys` the session has closed."""

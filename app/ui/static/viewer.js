@@ -24,6 +24,9 @@ const counters = {
   message_count: document.getElementById("count-messages"),
   conversation_turn_count: document.getElementById("count-turns"),
   total_tokens: document.getElementById("count-tokens"),
+  transcript_tokens: document.getElementById("count-transcript-tokens"),
+  transcript_cache_tokens: document.getElementById("count-transcript-cache"),
+  transcript_cost: document.getElementById("count-transcript-cost"),
 };
 
 const state = {
