@@ -93,11 +93,11 @@ def test_the_same_seqs_posted_again_add_no_evidence(client, rows, path):
     assert rows("SELECT COUNT(*) FROM session_evidence WHERE session_id = ?", sid) == [(len(before),)]
 
 
-@pytest.mark.parametrize("path", sorted(STREAMS.glob("claude/*.jsonl")), ids=_id)
-def test_claude_lines_re_sent_under_new_seqs_add_no_evidence(client, path):
-    """Claude lines carry their own ids, so a re-send under new seqs is known as one.
-    (Codex and Gemini lines have none: their re-sends are issue 15 item 4.)"""
-    sid = create_session(client, provider="claude")
+@pytest.mark.parametrize("path", FIXTURES, ids=_id)
+def test_lines_re_sent_under_new_seqs_add_no_evidence(client, path):
+    """A stream sent again under new seqs is known as a copy, for every provider:
+    Claude lines by their ids, Codex and Gemini lines by their content and place."""
+    sid = create_session(client, provider=path.parent.name)
     lines = lines_of(path)
     post_lines(client, sid, lines)
     before = all_evidence(client, sid)
