@@ -228,7 +228,7 @@ def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
         event, closed = None, None
         if out.stream == "stdout":
             event = parse_line(out.payload)
-            if accumulator.is_repeat(event):
+            if accumulator.is_repeat(event, out.payload):
                 event = None  # a re-sent line: no turn content, no live events
             outcomes = accumulator.feed(event, out.event_index, stamp, out.payload) if event else []
             if event:

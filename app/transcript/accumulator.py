@@ -17,6 +17,7 @@ from app.transcript import event_types as ev
 from app.transcript.replay import CAUGHT_UP
 from app.transcript.replay import RESTARTED
 from app.transcript.replay import ReplayChain
+from app.transcript.replay import line_hash
 from app.transcript.turns import SystemNote
 from app.transcript.turns import Turn
 from app.transcript.turns import TurnBuffer
@@ -54,8 +55,10 @@ class Accumulator:
     it is skipped, so a replayed fragment never leaks into the open turn.
     """
 
-    def __init__(self, buffer=None, recent_keys="", replay=None):
+    def __init__(self, buffer=None, recent_keys="", replay=None, runs=0):
         self.buffer = buffer or TurnBuffer()
+        # provider turns begun so far (turn.started lines): the scope of item ids
+        self._runs = runs
         # the window as it is stored: one string of keys, oldest first. Kept as the
         # string (a search in it is a C loop) so a request restores it for free.
         self._recent = recent_keys
@@ -67,14 +70,14 @@ class Accumulator:
         if not snapshot:
             return cls()
         return cls(TurnBuffer.from_header(snapshot["turn"]), _recent_keys(snapshot["recent_ids"]),
-                   snapshot.get("replay"))
+                   snapshot.get("replay"), snapshot.get("runs", 0))
 
     def snapshot(self):
         """The state to store, without the parts (take and save those first)."""
         if self.buffer.parts or self.buffer.restated:
             raise RuntimeError("take_unsaved_parts() before snapshot()")
         return {"turn": self.buffer.header(), "recent_ids": self._recent,
-                "replay": self.replay.snapshot()}
+                "replay": self.replay.snapshot(), "runs": self._runs}
 
     def take_unsaved_parts(self):
         """The `UnsavedParts` the caller must save for the open turn."""
@@ -89,10 +92,13 @@ class Accumulator:
         dropped, self.buffer.drop_from = self.buffer.drop_from, None
         return dropped
 
-    def is_repeat(self, event):
+    def is_repeat(self, event, line=None):
         """True when `feed` would skip this event as a re-sent copy of a recent line
         (or of a state of an item the open turn has finished)."""
         if event.item_id and event.item_id in self.buffer.done_items:
+            return True
+        item_key = self._item_key(event, line)
+        if item_key and self._in_window(line_key(item_key)):
             return True
         return bool(event.identity) and self._in_window(line_key(event.identity))
 
@@ -105,6 +111,9 @@ class Accumulator:
         """
         if event.identity and not self._first_sighting(event.identity):
             return []
+        item_key = self._item_key(event, line)
+        if item_key and not self._first_sighting(item_key):
+            return []  # this state of this item, re-sent (a runner retrying its last lines)
         buf = self.buffer
         if event.item_id and event.item_id in buf.done_items:
             return []  # a re-sent state of an item this turn has finished
@@ -115,6 +124,7 @@ class Accumulator:
             return [SystemNote(f"system:{identity}", event.text, event.info.get("subtype", ""),
                                f"system:{replay_identity}" if replay_identity else None)]
         if event.kind == ev.TURN_STARTED:
+            self._runs += 1
             buf.begin_item_scope()
             buf.mark_start(received_at)
             return []
@@ -150,6 +160,15 @@ class Accumulator:
         """The caller's verdict on a closed turn's `replay_key`: stored already (the
         lines are a re-sent copy) or not (new output)."""
         self.replay.settle(replayed)
+
+    def _item_key(self, event, line):
+        """The name of one state of an item (a Codex item line): the provider turn it
+        belongs to, the item's id and the line's text. Item ids start afresh with every
+        turn, and an item's states differ in their text, so the same name twice is the
+        same line sent twice, wherever in the window the first copy sits."""
+        if not event.item_id or event.identity or line is None:
+            return None
+        return f"item:{self._runs}:{event.item_id}:{line_hash(line)}"
 
     def _names(self, event, event_index, line):
         """(the line's id, the id a replay candidate gives it, or None)."""
