@@ -158,7 +158,7 @@ def one_run(lines, args):
             bare_rate, bare = throughput(base, tmp, without_usage(lines), "no-usage")
             ms = latency(base, tmp, args.latency_lines, args.interval)
             direct_ms = direct_latency(base, args.latency_lines, args.interval)
-        in_process, _ = ingest.bench_service(f"sqlite:///{Path(tmp) / 'inproc.sqlite'}", lines, 100)
+        in_process = ingest.bench_service(f"sqlite:///{Path(tmp) / 'inproc.sqlite'}", lines, 100)[0].wall
     results = sum('"type": "result"' in line for line in lines)
     ok = (stored["status"] == bare["status"] == "completed" and stored["message_count"] > 0
           and stored["request_count"] >= results > 0 and bare["request_count"] == 0)
