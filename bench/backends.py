@@ -77,6 +77,7 @@ def measure(database_url, ingest_lines, replay_lines, batch, repeat):
     name = ingest.backend_name(database_url)
     print(f"\n== {name}: {describe(database_url)}")
     base, (rate, (outputs, count, rows)) = ingest.measure(ingest_lines, (batch,), database_url)
+    base, rate = base.wall, rate.wall
     ingest_ok = outputs == len(ingest_lines) and count == rows and rows > 0
     print(f"ingest {len(ingest_lines)} events: raw 1/commit {base:,.0f} events/s,"
           f" service batch {batch} {rate:,.0f} events/s"
