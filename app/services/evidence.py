@@ -67,9 +67,11 @@ def backfill(uow, *, clock=utc_now):
                 # ids, not of its blocks, and a whole `claude -p` run is one turn.
                 event = parse_line(payload)
                 for accumulator, evidence, by_content in readings:
+                    line = payload if by_content else None
+                    if accumulator.is_repeat(event, line):
+                        continue  # a re-sent line, which ingest skipped too
                     shell = replace(event, blocks=evidence.shell_blocks(event))
-                    outcomes = accumulator.feed(shell, event_index, stamp,
-                                                payload if by_content else None)
+                    outcomes = accumulator.feed(shell, event_index, stamp, line)
                     evidence.observe(shell, event_index)  # in the order ingest keeps
                     for outcome in outcomes:
                         if isinstance(outcome, Turn):

@@ -55,7 +55,7 @@ class EvidenceLines:
             entry[1] = event_index
             # Codex items carry it on the item's own event; the legacy protocol on the
             # event of the command's result, which has no item id
-            if event.item_id in (None, tool_id) and _is_int(event.info.get("exit_code")):
+            if event.item_id in (None, tool_id) and _storable_code(event.info.get("exit_code")):
                 entry[2] = event.info["exit_code"]
 
     def shell_blocks(self, event):
@@ -125,7 +125,8 @@ def exit_code_in(output, is_error):
     """The exit code a provider wrote into the result text, or None. The prefix counts
     on failed results only: a successful command may print those words itself."""
     match = CLAUDE_EXIT_CODE.match(output) if is_error else None
-    return int(match[1]) if match else None
+    code = int(match[1]) if match else None
+    return code if _storable_code(code) else None
 
 
 def excerpt(output):
@@ -139,5 +140,7 @@ def excerpt(output):
     return head, tail, len(data)
 
 
-def _is_int(value):
-    return isinstance(value, int) and not isinstance(value, bool)
+def _storable_code(value):
+    """True for an exit code the database can hold (a 64-bit integer): a larger number
+    in a line is no real exit code, and storing it would fail the whole request."""
+    return isinstance(value, int) and not isinstance(value, bool) and -2**63 <= value < 2**63

@@ -178,3 +178,19 @@ def test_only_requests_that_close_a_turn_with_commands_touch_the_evidence_table(
     assert [i["evidence_id"] for i in all_evidence(client, sid)] == ["b1", "b2"]
     record("evidence ingest cost [sqlite]", requests=len(lines),
            evidence_statements=sum(per_request), items=2)
+
+
+def test_an_exit_code_no_database_can_hold_is_stored_as_unknown_and_the_turn_still_lands(client):
+    """A number too large for a 64-bit column is no real exit code: storing it would fail
+    the request on every retry, so the item keeps the command with no exit code."""
+    sid = create_session(client, provider="codex")
+    lines = [
+        '{"type": "turn.started"}',
+        '{"type": "item.completed", "item": {"id": "item_0", "type": "command_execution",'
+        ' "command": "true", "aggregated_output": "", "exit_code": 99999999999999999999999,'
+        ' "status": "completed"}}',
+        '{"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 1}}',
+    ]
+    assert post_lines(client, sid, lines).status_code == 200
+    [item] = all_evidence(client, sid)
+    assert (item["command"], item["exit_code"]) == ("true", None)

@@ -361,3 +361,14 @@ def test_the_finished_items_remembered_are_bounded():
     done = acc.buffer.done_items
     assert len(done) == DONE_ITEMS and done[-1] == f"i{DONE_ITEMS + 9}"
     assert not acc.is_repeat(item_event("i0", cl.text("0")))  # forgotten: a place of its own
+
+
+def test_a_key_found_across_two_keys_of_the_window_is_no_match():
+    acc = Accumulator()
+    feed_all(acc, [cl.assistant(cl.text("a"), uuid="a-1"), cl.assistant(cl.text("b"), uuid="a-2")])
+    acc.take_unsaved_parts()
+    window = acc.snapshot()["recent_ids"]
+    straddling = window[6:18]  # the second half of one key and the first half of the next
+    assert len(straddling) == LINE_KEY_CHARS and straddling not in (line_key("a-1"), line_key("a-2"))
+    # (no id digests to a chosen string, so the window's search is asked directly)
+    assert acc._in_window(line_key("a-2")) and not acc._in_window(straddling)

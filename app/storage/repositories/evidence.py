@@ -4,6 +4,7 @@ import json
 from sqlalchemy import text
 
 from app.services.models import Evidence
+from app.storage.repositories.dialect import on_driver
 from app.storage.repositories.dialect import placeholders
 
 INSERT_COLUMNS = ("session_id, turn_id, evidence_id, command, exit_code, is_error,"
@@ -36,15 +37,11 @@ class EvidenceRepository:
             return 0
         row = f"({placeholders(self.conn, 13)})"
         added = 0
-        cursor = self.conn.connection.cursor()
-        try:
-            for at in range(0, len(items), BATCH_ROWS):
-                batch = items[at:at + BATCH_ROWS]
-                cursor.execute(INSERT_IF_NEW.format(rows=", ".join([row] * len(batch))),
-                               [value for item in batch for value in _values(session_id, item, now)])
-                added += len(cursor.fetchall())
-        finally:
-            cursor.close()
+        for at in range(0, len(items), BATCH_ROWS):
+            batch = items[at:at + BATCH_ROWS]
+            sql = INSERT_IF_NEW.format(rows=", ".join([row] * len(batch)))
+            added += len(on_driver(self.conn, sql,
+                                   [value for item in batch for value in _values(session_id, item, now)]))
         return added
 
     def list_page(self, session_id, after, limit):
