@@ -28,8 +28,9 @@ from app.transcript.turns import turn_key
 REPLAY_WINDOW = 256
 # The window keeps a fixed-width digest of each id, not the id (a uuid is 36
 # characters, some providers' ids are longer): 9 bytes, 12 characters of base64,
-# stored as one string. The header, rewritten by every ingest request, stays near
-# 3 KB; two ids in one window share a digest with odds of about 2**-60.
+# stored as one string: the window is 3 KB of the header every ingest request
+# rewrites (11 KB as whole ids). Two ids in one window share a digest with odds of
+# about 2**-60.
 LINE_KEY_BYTES = 9
 LINE_KEY_CHARS = 12
 # The key under which a provider's running total for the turn (Codex's legacy
