@@ -118,8 +118,9 @@ def cargo_counts(text):
     return counts
 
 
-# mocha (spec reporter): "  41 passing (12ms)", "  2 pending", "  1 failing".
-MOCHA_PASSING = re.compile(r"^\s*(\d+) passing \(\d+(?:\.\d+)?m?s\)\s*$", re.M)
+# mocha (spec reporter): "  41 passing (12ms)", "  2 pending", "  1 failing"; a run of
+# a minute or more gives its duration as "(1m)" or "(2h)".
+MOCHA_PASSING = re.compile(r"^\s*(\d+) passing \(\d+(?:\.\d+)?(?:ms|s|m|h)\)\s*$", re.M)
 MOCHA_OTHER = re.compile(r"^\s*(\d+) (pending|failing)\s*$", re.M)
 MOCHA_WORDS = {"pending": "skipped", "failing": "failed"}
 

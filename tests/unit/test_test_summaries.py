@@ -77,3 +77,12 @@ def test_pytest_with_nothing_collected_is_a_run_of_zero():
 ])
 def test_output_that_reports_no_test_run_has_no_summary(output):
     assert summarize(output) is None
+
+
+@pytest.mark.parametrize("duration", ["12ms", "3s", "1.5s", "1m", "2h"])
+def test_a_mocha_run_of_any_length_is_read(duration):
+    text = (f"\n  Parser\n    ✓ reads a line\n    1) rejects a bad line\n\n"
+            f"  41 passing ({duration})\n  2 pending\n  1 failing\n\n"
+            "  1) Parser\n       rejects a bad line:\n     AssertionError: expected 1 to equal 2\n")
+    assert summarize(text) == {"framework": "mocha", "passed": 41, "failed": 1, "skipped": 2,
+                               "errors": 0}
