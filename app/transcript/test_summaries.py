@@ -32,21 +32,25 @@ def summarize(output):
 
 
 # pytest: "==== 41 passed, 1 failed, 2 skipped in 0.52s ====" (with -q the same
-# words without the rule of = signs). Words map onto the four counts.
+# words without the rule of = signs). Words map onto the four counts; parts a plugin
+# adds ("2 rerun" of pytest-rerunfailures, "3 subtests passed") are read past and not
+# counted, but a line of such parts only is no pytest summary.
 PYTEST_LINE = re.compile(
-    r"^=*\s*((?:\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed|deselected|warnings?)"
-    r"(?:, )?)+) in [\d.]+s\b.*$", re.M)
-PYTEST_NO_TESTS = re.compile(r"^=+ no tests ran in [\d.]+s", re.M)
+    r"^=*\s*((?:\d+ [a-z]+(?: [a-z]+)?(?:, )?)+) in [\d.]+s\b.*$", re.M)
+PYTEST_NO_TESTS = re.compile(r"^=*\s*no tests ran in [\d.]+s", re.M)
 PYTEST_WORDS = {"passed": "passed", "xpassed": "passed", "failed": "failed", "skipped": "skipped",
                 "xfailed": "skipped", "error": "errors", "errors": "errors"}
+PYTEST_KNOWN = {*PYTEST_WORDS, "deselected", "warning", "warnings"}
+PYTEST_PART = re.compile(r"(\d+) ([a-z]+(?: [a-z]+)?)(?:, |$)")
 
 
 def pytest_counts(text):
-    lines = PYTEST_LINE.findall(text)
+    lines = [line for line in PYTEST_LINE.findall(text)
+             if any(word in PYTEST_KNOWN for _, word in PYTEST_PART.findall(line))]
     if not lines:
         return {} if PYTEST_NO_TESTS.search(text) else None
     counts = {}
-    for number, word in re.findall(r"(\d+) (\w+)", lines[-1]):
+    for number, word in PYTEST_PART.findall(lines[-1]):
         key = PYTEST_WORDS.get(word)
         if key:
             counts[key] = counts.get(key, 0) + int(number)

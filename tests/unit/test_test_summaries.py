@@ -86,3 +86,19 @@ def test_a_mocha_run_of_any_length_is_read(duration):
             "  1) Parser\n       rejects a bad line:\n     AssertionError: expected 1 to equal 2\n")
     assert summarize(text) == {"framework": "mocha", "passed": 41, "failed": 1, "skipped": 2,
                                "errors": 0}
+
+
+@pytest.mark.parametrize(("line", "counts"), [
+    ("==== 3 failed, 40 passed, 2 rerun in 5.10s ====", (40, 3, 0, 0)),
+    ("1 passed, 3 subtests passed in 0.10s", (1, 0, 0, 0)),
+    ("==== 1 failed, 2 passed, 1 subtests failed, 5 warnings in 0.31s ====", (2, 1, 0, 0)),
+    ("==== 2 passed, 1 rerun, 1 error in 65.12s (0:01:05) ====", (2, 0, 0, 1)),
+])
+def test_parts_a_pytest_plugin_adds_are_read_past(line, counts):
+    found = summarize(f"collected 4 items\n\n{line}\n")
+    assert found["framework"] == "pytest"
+    assert (found["passed"], found["failed"], found["skipped"], found["errors"]) == counts
+
+
+def test_a_line_of_counts_pytest_does_not_print_is_no_summary():
+    assert summarize("3 packages in 0.50s\nFAILED to fetch 1 mirror\n") is None
