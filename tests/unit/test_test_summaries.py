@@ -102,3 +102,8 @@ def test_parts_a_pytest_plugin_adds_are_read_past(line, counts):
 
 def test_a_line_of_counts_pytest_does_not_print_is_no_summary():
     assert summarize("3 packages in 0.50s\nFAILED to fetch 1 mirror\n") is None
+
+
+def test_pytest_quiet_with_nothing_collected_is_a_run_of_zero():
+    assert summarize("\nno tests ran in 0.01s\n") == {
+        "framework": "pytest", "passed": 0, "failed": 0, "skipped": 0, "errors": 0}
