@@ -4,7 +4,8 @@ and mocha.
 
 Each reader looks for its tool's own summary lines and returns None when they are
 absent, so an output that merely mentions "passed" is no test run. Colour codes
-are stripped first: agents often run test tools on a terminal-like pipe. Pure.
+are stripped first: agents often run test tools on a terminal-like pipe. Counts are
+of tests, but for `go test` without -v, which names no passing test: of packages. Pure.
 """
 import re
 
@@ -139,24 +140,36 @@ def mocha_counts(text):
     return counts
 
 
-# go test -v: one "--- PASS: TestX (0.00s)" line per test and subtest (indented);
-# without -v only failures get one. "FAIL\tpkg [build failed]" and "panic:" are errors.
+# go test -v: one "--- PASS: TestX (0.00s)" line per test and subtest (indented),
+# each after its "=== RUN" line; these are counted. Without -v (the usual `go test ./...`)
+# only failing tests get a line and passing ones none, so tests cannot be counted: the
+# package lines are, "ok  \tpkg\t0.01s" a pass and "FAIL\tpkg\t0.02s" a failure
+# ("?   \tpkg\t[no test files]" neither). "FAIL\tpkg [build failed]" is an error either way.
 GO_RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): \S+ \([\d.]+s\)", re.M)
-GO_PACKAGE = re.compile(r"^(?:ok|FAIL|\?)\s+\S+\s+(?:[\d.]+s|\[[^\]]+\]|\(cached\))", re.M)
-GO_BROKEN = re.compile(r"^FAIL\s+\S+\s+\[(?:build|setup) failed\]", re.M)
+GO_VERBOSE = re.compile(r"^\s*(?:=== RUN |--- PASS: )", re.M)
+GO_PACKAGE = re.compile(r"^(ok|FAIL|\?)\s+\S+\s+([\d.]+s|\[[^\]]+\]|\(cached\))", re.M)
+GO_BROKEN = ("[build failed]", "[setup failed]")
 GO_WORDS = {"PASS": "passed", "FAIL": "failed", "SKIP": "skipped"}
+GO_PACKAGE_WORDS = {"ok": "passed", "FAIL": "failed"}
 
 
 def go_counts(text):
+    packages = GO_PACKAGE.findall(text)
     results = GO_RESULT.findall(text)
-    if not results and not GO_PACKAGE.search(text):
+    if not results and not packages:
         return None
-    counts = {}
-    for word in results:
-        counts[GO_WORDS[word]] = counts.get(GO_WORDS[word], 0) + 1
-    broken = len(GO_BROKEN.findall(text))
-    if broken:
-        counts["errors"] = broken
+    broken = sum(1 for _, status in packages if status in GO_BROKEN)
+    counts = {"errors": broken} if broken else {}
+    if GO_VERBOSE.search(text):
+        for word in results:
+            counts[GO_WORDS[word]] = counts.get(GO_WORDS[word], 0) + 1
+    elif packages:
+        for word, status in packages:
+            key = GO_PACKAGE_WORDS.get(word)
+            if key and status not in GO_BROKEN:
+                counts[key] = counts.get(key, 0) + 1
+    else:  # "--- FAIL" lines and no package line: only the failing tests are known
+        counts["failed"] = results.count("FAIL")
     return counts
 
 

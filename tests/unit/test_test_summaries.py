@@ -21,7 +21,7 @@ CASES = [
     ("jest.txt", "jest", 40, 1, 2, 0),
     ("vitest.txt", "vitest", 40, 1, 1, 0),
     ("go_test.txt", "go", 2, 2, 1, 0),
-    ("go_build_failed.txt", "go", 0, 0, 0, 1),
+    ("go_build_failed.txt", "go", 1, 0, 0, 1),  # without -v: packages (1 ok, 1 did not build)
     ("cargo_test.txt", "cargo", 5, 1, 1, 0),
     ("mocha.txt", "mocha", 2, 1, 1, 0),
 ]
@@ -107,3 +107,34 @@ def test_a_line_of_counts_pytest_does_not_print_is_no_summary():
 def test_pytest_quiet_with_nothing_collected_is_a_run_of_zero():
     assert summarize("\nno tests ran in 0.01s\n") == {
         "framework": "pytest", "passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+
+
+GO_ALL_PASS = ("ok  \texample.com/strs\t0.012s\n"
+               "?   \texample.com/cmd/tool\t[no test files]\n"
+               "ok  \texample.com/nums\t(cached)\n"
+               "ok  \texample.com/store\t0.031s\tcoverage: 81.2% of statements\n")
+GO_ONE_FAILS = ("--- FAIL: TestSplit (0.00s)\n"
+                "    --- FAIL: TestSplit/comma (0.00s)\n"
+                "        split_test.go:21: got [a b], want [a b c]\n"
+                "FAIL\n"
+                "FAIL\texample.com/strs\t0.020s\n"
+                "ok  \texample.com/nums\t0.002s\n"
+                "?   \texample.com/cmd/tool\t[no test files]\n"
+                "FAIL\n")
+
+
+@pytest.mark.parametrize(("output", "counts"), [
+    (GO_ALL_PASS, (3, 0, 0, 0)),
+    (GO_ONE_FAILS, (1, 1, 0, 0)),
+    ("FAIL\texample.com/strs\t0.003s\nFAIL\n", (0, 1, 0, 0)),  # a panic: no --- FAIL line
+])
+def test_go_test_without_v_counts_packages(output, counts):
+    # Without -v go test prints no line for a passing test: the packages are counted.
+    found = summarize(output)
+    assert found["framework"] == "go"
+    assert (found["passed"], found["failed"], found["skipped"], found["errors"]) == counts
+
+
+def test_go_failures_without_package_lines_are_the_failing_tests():
+    found = summarize("--- FAIL: TestSplit (0.00s)\n    --- FAIL: TestSplit/comma (0.00s)\n")
+    assert (found["passed"], found["failed"]) == (0, 2)
