@@ -121,8 +121,10 @@ class MessageSchema(BaseSchema):
 class TestSummarySchema(BaseSchema):
     framework = fields.String(required=True, metadata={
         "description": "pytest, unittest, jest, vitest, go, cargo or mocha"})
-    passed = fields.Integer(required=True)
-    failed = fields.Integer(required=True)
+    passed = fields.Integer(required=True, metadata={
+        "description": "tests; for go test without -v (no line per passing test) packages: its ok lines"})
+    failed = fields.Integer(required=True, metadata={
+        "description": "tests; for go test without -v packages: its FAIL lines"})
     skipped = fields.Integer(required=True)
     errors = fields.Integer(required=True)
 

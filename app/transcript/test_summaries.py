@@ -4,7 +4,8 @@ and mocha.
 
 Each reader looks for its tool's own summary lines and returns None when they are
 absent, so an output that merely mentions "passed" is no test run. Colour codes
-are stripped first: agents often run test tools on a terminal-like pipe. Pure.
+are stripped first: agents often run test tools on a terminal-like pipe. Counts are
+of tests, but for `go test` without -v, which names no passing test: of packages. Pure.
 """
 import re
 
@@ -32,21 +33,25 @@ def summarize(output):
 
 
 # pytest: "==== 41 passed, 1 failed, 2 skipped in 0.52s ====" (with -q the same
-# words without the rule of = signs). Words map onto the four counts.
+# words without the rule of = signs). Words map onto the four counts; parts a plugin
+# adds ("2 rerun" of pytest-rerunfailures, "3 subtests passed") are read past and not
+# counted, but a line of such parts only is no pytest summary.
 PYTEST_LINE = re.compile(
-    r"^=*\s*((?:\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed|deselected|warnings?)"
-    r"(?:, )?)+) in [\d.]+s\b.*$", re.M)
-PYTEST_NO_TESTS = re.compile(r"^=+ no tests ran in [\d.]+s", re.M)
+    r"^=*\s*((?:\d+ [a-z]+(?: [a-z]+)?(?:, )?)+) in [\d.]+s\b.*$", re.M)
+PYTEST_NO_TESTS = re.compile(r"^=*\s*no tests ran in [\d.]+s", re.M)
 PYTEST_WORDS = {"passed": "passed", "xpassed": "passed", "failed": "failed", "skipped": "skipped",
                 "xfailed": "skipped", "error": "errors", "errors": "errors"}
+PYTEST_KNOWN = {*PYTEST_WORDS, "deselected", "warning", "warnings"}
+PYTEST_PART = re.compile(r"(\d+) ([a-z]+(?: [a-z]+)?)(?:, |$)")
 
 
 def pytest_counts(text):
-    lines = PYTEST_LINE.findall(text)
+    lines = [line for line in PYTEST_LINE.findall(text)
+             if any(word in PYTEST_KNOWN for _, word in PYTEST_PART.findall(line))]
     if not lines:
         return {} if PYTEST_NO_TESTS.search(text) else None
     counts = {}
-    for number, word in re.findall(r"(\d+) (\w+)", lines[-1]):
+    for number, word in PYTEST_PART.findall(lines[-1]):
         key = PYTEST_WORDS.get(word)
         if key:
             counts[key] = counts.get(key, 0) + int(number)
@@ -118,8 +123,9 @@ def cargo_counts(text):
     return counts
 
 
-# mocha (spec reporter): "  41 passing (12ms)", "  2 pending", "  1 failing".
-MOCHA_PASSING = re.compile(r"^\s*(\d+) passing \(\d+(?:\.\d+)?m?s\)\s*$", re.M)
+# mocha (spec reporter): "  41 passing (12ms)", "  2 pending", "  1 failing"; a run of
+# a minute or more gives its duration as "(1m)" or "(2h)".
+MOCHA_PASSING = re.compile(r"^\s*(\d+) passing \(\d+(?:\.\d+)?(?:ms|s|m|h)\)\s*$", re.M)
 MOCHA_OTHER = re.compile(r"^\s*(\d+) (pending|failing)\s*$", re.M)
 MOCHA_WORDS = {"pending": "skipped", "failing": "failed"}
 
@@ -134,24 +140,36 @@ def mocha_counts(text):
     return counts
 
 
-# go test -v: one "--- PASS: TestX (0.00s)" line per test and subtest (indented);
-# without -v only failures get one. "FAIL\tpkg [build failed]" and "panic:" are errors.
+# go test -v: one "--- PASS: TestX (0.00s)" line per test and subtest (indented),
+# each after its "=== RUN" line; these are counted. Without -v (the usual `go test ./...`)
+# only failing tests get a line and passing ones none, so tests cannot be counted: the
+# package lines are, "ok  \tpkg\t0.01s" a pass and "FAIL\tpkg\t0.02s" a failure
+# ("?   \tpkg\t[no test files]" neither). "FAIL\tpkg [build failed]" is an error either way.
 GO_RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): \S+ \([\d.]+s\)", re.M)
-GO_PACKAGE = re.compile(r"^(?:ok|FAIL|\?)\s+\S+\s+(?:[\d.]+s|\[[^\]]+\]|\(cached\))", re.M)
-GO_BROKEN = re.compile(r"^FAIL\s+\S+\s+\[(?:build|setup) failed\]", re.M)
+GO_VERBOSE = re.compile(r"^\s*(?:=== RUN |--- PASS: )", re.M)
+GO_PACKAGE = re.compile(r"^(ok|FAIL|\?)\s+\S+\s+([\d.]+s|\[[^\]]+\]|\(cached\))", re.M)
+GO_BROKEN = ("[build failed]", "[setup failed]")
 GO_WORDS = {"PASS": "passed", "FAIL": "failed", "SKIP": "skipped"}
+GO_PACKAGE_WORDS = {"ok": "passed", "FAIL": "failed"}
 
 
 def go_counts(text):
+    packages = GO_PACKAGE.findall(text)
     results = GO_RESULT.findall(text)
-    if not results and not GO_PACKAGE.search(text):
+    if not results and not packages:
         return None
-    counts = {}
-    for word in results:
-        counts[GO_WORDS[word]] = counts.get(GO_WORDS[word], 0) + 1
-    broken = len(GO_BROKEN.findall(text))
-    if broken:
-        counts["errors"] = broken
+    broken = sum(1 for _, status in packages if status in GO_BROKEN)
+    counts = {"errors": broken} if broken else {}
+    if GO_VERBOSE.search(text):
+        for word in results:
+            counts[GO_WORDS[word]] = counts.get(GO_WORDS[word], 0) + 1
+    elif packages:
+        for word, status in packages:
+            key = GO_PACKAGE_WORDS.get(word)
+            if key and status not in GO_BROKEN:
+                counts[key] = counts.get(key, 0) + 1
+    else:  # "--- FAIL" lines and no package line: only the failing tests are known
+        counts["failed"] = results.count("FAIL")
     return counts
 
 

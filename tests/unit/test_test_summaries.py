@@ -21,7 +21,7 @@ CASES = [
     ("jest.txt", "jest", 40, 1, 2, 0),
     ("vitest.txt", "vitest", 40, 1, 1, 0),
     ("go_test.txt", "go", 2, 2, 1, 0),
-    ("go_build_failed.txt", "go", 0, 0, 0, 1),
+    ("go_build_failed.txt", "go", 1, 0, 0, 1),  # without -v: packages (1 ok, 1 did not build)
     ("cargo_test.txt", "cargo", 5, 1, 1, 0),
     ("mocha.txt", "mocha", 2, 1, 1, 0),
 ]
@@ -77,3 +77,64 @@ def test_pytest_with_nothing_collected_is_a_run_of_zero():
 ])
 def test_output_that_reports_no_test_run_has_no_summary(output):
     assert summarize(output) is None
+
+
+@pytest.mark.parametrize("duration", ["12ms", "3s", "1.5s", "1m", "2h"])
+def test_a_mocha_run_of_any_length_is_read(duration):
+    text = (f"\n  Parser\n    ✓ reads a line\n    1) rejects a bad line\n\n"
+            f"  41 passing ({duration})\n  2 pending\n  1 failing\n\n"
+            "  1) Parser\n       rejects a bad line:\n     AssertionError: expected 1 to equal 2\n")
+    assert summarize(text) == {"framework": "mocha", "passed": 41, "failed": 1, "skipped": 2,
+                               "errors": 0}
+
+
+@pytest.mark.parametrize(("line", "counts"), [
+    ("==== 3 failed, 40 passed, 2 rerun in 5.10s ====", (40, 3, 0, 0)),
+    ("1 passed, 3 subtests passed in 0.10s", (1, 0, 0, 0)),
+    ("==== 1 failed, 2 passed, 1 subtests failed, 5 warnings in 0.31s ====", (2, 1, 0, 0)),
+    ("==== 2 passed, 1 rerun, 1 error in 65.12s (0:01:05) ====", (2, 0, 0, 1)),
+])
+def test_parts_a_pytest_plugin_adds_are_read_past(line, counts):
+    found = summarize(f"collected 4 items\n\n{line}\n")
+    assert found["framework"] == "pytest"
+    assert (found["passed"], found["failed"], found["skipped"], found["errors"]) == counts
+
+
+def test_a_line_of_counts_pytest_does_not_print_is_no_summary():
+    assert summarize("3 packages in 0.50s\nFAILED to fetch 1 mirror\n") is None
+
+
+def test_pytest_quiet_with_nothing_collected_is_a_run_of_zero():
+    assert summarize("\nno tests ran in 0.01s\n") == {
+        "framework": "pytest", "passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+
+
+GO_ALL_PASS = ("ok  \texample.com/strs\t0.012s\n"
+               "?   \texample.com/cmd/tool\t[no test files]\n"
+               "ok  \texample.com/nums\t(cached)\n"
+               "ok  \texample.com/store\t0.031s\tcoverage: 81.2% of statements\n")
+GO_ONE_FAILS = ("--- FAIL: TestSplit (0.00s)\n"
+                "    --- FAIL: TestSplit/comma (0.00s)\n"
+                "        split_test.go:21: got [a b], want [a b c]\n"
+                "FAIL\n"
+                "FAIL\texample.com/strs\t0.020s\n"
+                "ok  \texample.com/nums\t0.002s\n"
+                "?   \texample.com/cmd/tool\t[no test files]\n"
+                "FAIL\n")
+
+
+@pytest.mark.parametrize(("output", "counts"), [
+    (GO_ALL_PASS, (3, 0, 0, 0)),
+    (GO_ONE_FAILS, (1, 1, 0, 0)),
+    ("FAIL\texample.com/strs\t0.003s\nFAIL\n", (0, 1, 0, 0)),  # a panic: no --- FAIL line
+])
+def test_go_test_without_v_counts_packages(output, counts):
+    # Without -v go test prints no line for a passing test: the packages are counted.
+    found = summarize(output)
+    assert found["framework"] == "go"
+    assert (found["passed"], found["failed"], found["skipped"], found["errors"]) == counts
+
+
+def test_go_failures_without_package_lines_are_the_failing_tests():
+    found = summarize("--- FAIL: TestSplit (0.00s)\n    --- FAIL: TestSplit/comma (0.00s)\n")
+    assert (found["passed"], found["failed"]) == (0, 2)
