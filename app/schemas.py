@@ -80,11 +80,6 @@ class ChunkSchema(BaseSchema):
     data = RawText(required=True)
 
 
-class OutputBatchSchema(BaseSchema):
-    chunks = fields.List(fields.Nested(ChunkSchema), required=True,
-                         validate=validate.Length(min=1))
-
-
 class CompleteSchema(BaseSchema):
     exit_code = fields.Integer(load_default=None, allow_none=True, strict=True,
                                validate=EXIT_CODE_RANGE)
@@ -98,6 +93,15 @@ class UsageReportSchema(BaseSchema):
     input_tokens = fields.Integer(load_default=0, strict=True, validate=USAGE_RANGE)
     output_tokens = fields.Integer(load_default=0, strict=True, validate=USAGE_RANGE)
     requests = fields.Integer(load_default=0, strict=True, validate=USAGE_RANGE)
+
+
+class OutputBatchSchema(BaseSchema):
+    chunks = fields.List(fields.Nested(ChunkSchema), required=True,
+                         validate=validate.Length(min=1))
+    # the usage reports of these lines' result lines, counted in the same transaction:
+    # a runner reports usage with the output that carries it, in no request of its own
+    usage = fields.List(fields.Nested(UsageReportSchema), load_default=list,
+                        validate=validate.Length(max=MAX_USAGE_REPORTS))
 
 
 class UsageReportsSchema(BaseSchema):
@@ -226,6 +230,8 @@ class IngestReceiptSchema(BaseSchema):
     accepted = fields.Integer(required=True)
     duplicates = fields.Integer(required=True)
     last_event_index = fields.Integer(allow_none=True, required=True)
+    usage_counted = fields.Integer(required=True, metadata={
+        "description": "how many of the body's usage reports were counted now (not repeats)"})
 
 
 session_create_schema = SessionCreateSchema()

@@ -42,9 +42,15 @@ class Client:
                 body[name] = value
         return self.call("POST", API, body)
 
-    def post_output(self, session_id, chunks):
-        """Post `[{"seq", "stream", "data"}, ...]`: `{"accepted", "duplicates", "last_event_index"}`."""
-        return self.call("POST", f"{API}/{session_id}/output", {"chunks": list(chunks)})
+    def post_output(self, session_id, chunks, usage=()):
+        """Post `[{"seq", "stream", "data"}, ...]`, with the usage reports (dicts of
+        report_id, input_tokens, output_tokens, requests) those lines carry, counted in
+        the same transaction: `{"accepted", "duplicates", "last_event_index",
+        "usage_counted"}`."""
+        body = {"chunks": list(chunks)}
+        if usage:
+            body["usage"] = [{"requests": 1, **report} for report in usage]
+        return self.call("POST", f"{API}/{session_id}/output", body)
 
     def complete(self, session_id, exit_code=None):
         """Mark the session completed (exit code 0 or None) or failed; the session."""

@@ -2,11 +2,11 @@
 
 Each line the child prints gets the next seq and goes to the spool in the thread
 that read it (so a line read is never lost with the runner), then to the pump in
-the main thread: it batches lines, fsyncs the spool, posts a due batch (with
-retries, batching the child's lines meanwhile), acknowledges it in the spool, and
-hands the usage reports of its result lines to a thread of their own (a report per
-request would otherwise hold up the output behind it). When both pipes are closed and
-nothing waits, the session is completed with the child's exit code.
+the main thread: it batches lines, fsyncs the spool, posts a due batch with the usage
+reports of its result lines (counted in the batch's own transaction: no request of
+their own), retrying and batching the child's lines meanwhile, and acknowledges it in
+the spool. When both pipes are closed and nothing waits, the session is completed
+with the child's exit code.
 """
 import os
 import queue
@@ -182,6 +182,18 @@ class UsageReporter:
         return batch, False
 
 
+class _WithUsage:
+    """The writer, posting each batch with the usage reports of its result lines."""
+
+    def __init__(self, writer, provider):
+        self.writer, self.provider = writer, provider
+
+    def post_output(self, session_id, chunks):
+        reports = [usage.report_for(self.provider, c["seq"], c["data"])
+                   for c in chunks if c["stream"] == "stdout"]
+        return self.writer.post_output(session_id, chunks, [r for r in reports if r])
+
+
 class Pump:
     def __init__(self, writer, session_id, spool, child, sender, batcher, provider,
                  report=None):
@@ -197,8 +209,8 @@ class Pump:
 
     def resend(self, state):
         """Post what a crashed run spooled but never saw acknowledged, and report the usage
-        of the lines it did (it may have died before their reports went out; a report
-        made twice is counted once)."""
+        of the lines it did (a run of an earlier release may have died before their
+        reports went out; a report made twice is counted once)."""
         for chunk in state.lines:
             if chunk["seq"] <= state.acked:
                 self._report(chunk)
@@ -245,10 +257,9 @@ class Pump:
 
     def _post(self, batch):
         self.spool.sync()  # on disk before the server may have it
-        self.sender.send(self.writer, self.session_id, batch)
+        # each (sub-)batch carries its own lines' usage reports: counted with them or not at all
+        self.sender.send(_WithUsage(self.writer, self.provider), self.session_id, batch)
         self.spool.ack(batch[-1]["seq"])
-        for chunk in batch:
-            self._report(chunk)
 
     def _report(self, chunk):
         if chunk["stream"] == "stdout":

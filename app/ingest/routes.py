@@ -33,6 +33,7 @@ def output(session_id):
         retention_seconds=current_app.config["OUTPUT_RETENTION_SECONDS"],
         caller=current_caller(),
         max_output_bytes=current_app.config["MAX_SESSION_OUTPUT_BYTES"],
+        usage_reports=batch["usage"],
     )
     return schemas.ingest_receipt_schema.dump(receipt)
 

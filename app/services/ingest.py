@@ -34,8 +34,9 @@ log = logging.getLogger(__name__)
 
 
 def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, clock=utc_now,
-                  max_output_bytes=0):
-    """Buffer the runner's chunks and fold their stdout lines into the transcript.
+                  max_output_bytes=0, usage_reports=()):
+    """Buffer the runner's chunks and fold their stdout lines into the transcript;
+    count `usage_reports` (each once per report_id) in the same transaction.
 
     With `max_output_bytes`, a batch that would take the session's output past it is
     refused whole (SessionOutputLimit); what was accepted before stays.
@@ -45,7 +46,11 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
         session = locked.session
         fresh, duplicates = _drop_duplicates(chunks, _stored_seqs(uow, locked, chunks))
         if not fresh:
-            return IngestReceipt(0, duplicates, _last_index(session.next_event_index), 0)
+            counted = _count_usage(uow, session_id, usage_reports, to_iso(clock()))
+            if counted:
+                uow.commit()
+            return IngestReceipt(0, duplicates, _last_index(session.next_event_index), 0,
+                                 counted)
         if session.is_completed:
             raise SessionClosed(
                 f"session {session_id} is {session.status}; it takes no more output",
@@ -70,12 +75,13 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
         delta, live_events, turn_state = _transcribe(uow, session, locked.turn_state, stored,
                                                      stamp, parse_line)
         uow.outputs.add_many(session_id, stored, iso_after(now, retention_seconds), live_events)
+        counted = _count_usage(uow, session_id, usage_reports, stamp)
         uow.sessions.record_ingest(session_id, start + len(stored), delta.messages, stamp,
                                    turn_state=turn_state, max_seq=_max_seq(locked.max_seq, fresh),
                                    new_turns=delta.turns, new_visible=delta.visible,
                                    new_bytes=new_bytes, new_usage=delta.usage)
         uow.commit()
-    return IngestReceipt(len(stored), duplicates, stored[-1].event_index, delta.messages)
+    return IngestReceipt(len(stored), duplicates, stored[-1].event_index, delta.messages, counted)
 
 
 def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now,
@@ -128,18 +134,28 @@ def record_usage_reports(session_id, reports, uow, *, caller=OPEN, clock=utc_now
     earlier in `reports`, is a repeat and adds nothing."""
     with uow:
         _locked_session(uow, session_id, caller)
-        stamp = to_iso(clock())
-        counted = [uow.usage.add_if_new(session_id, r["report_id"], r["input_tokens"],
-                                        r["output_tokens"], r["requests"], stamp)
-                   for r in reports]
-        new = [r for r, fresh in zip(reports, counted) if fresh]
-        if new:
-            uow.sessions.add_usage(session_id, sum(r["input_tokens"] for r in new),
-                                   sum(r["output_tokens"] for r in new),
-                                   sum(r["requests"] for r in new), stamp)
+        counted = _count_each(uow, session_id, reports, to_iso(clock()))
         session = uow.sessions.get(session_id)
         uow.commit()
     return counted, session
+
+
+def _count_each(uow, session_id, reports, stamp):
+    """Count each report once per report_id (inside the caller's transaction, the session
+    locked); [counted now, per report]."""
+    counted = [uow.usage.add_if_new(session_id, r["report_id"], r["input_tokens"],
+                                    r["output_tokens"], r["requests"], stamp)
+               for r in reports]
+    new = [r for r, fresh in zip(reports, counted) if fresh]
+    if new:
+        uow.sessions.add_usage(session_id, sum(r["input_tokens"] for r in new),
+                               sum(r["output_tokens"] for r in new),
+                               sum(r["requests"] for r in new), stamp)
+    return counted
+
+
+def _count_usage(uow, session_id, reports, stamp):
+    return sum(_count_each(uow, session_id, reports, stamp)) if reports else 0
 
 
 def _locked_session(uow, session_id, caller):

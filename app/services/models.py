@@ -111,6 +111,7 @@ class IngestReceipt:
     duplicates: int
     last_event_index: int | None
     messages_written: int
+    usage_counted: int = 0
 
 
 @dataclass(frozen=True)

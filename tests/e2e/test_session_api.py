@@ -17,7 +17,8 @@ def test_get_payload_matches_rows(client, rows):
         cl.result(),
     ])
     assert response.status_code == 200
-    assert response.get_json() == {"accepted": 5, "duplicates": 0, "last_event_index": 4}
+    assert response.get_json() == {"accepted": 5, "duplicates": 0, "last_event_index": 4,
+                                   "usage_counted": 0}
 
     session = get_session(client, sid)
     stored = rows("SELECT id, role, content FROM session_messages "
@@ -106,11 +107,31 @@ def test_usage_reports_in_one_request_count_each_once_with_the_single_ones(clien
     assert rows("SELECT COUNT(*) FROM usage_report_receipts WHERE session_id = ?", sid) == [(3,)]
 
 
+def test_usage_reports_ride_with_the_output_that_carries_them_in_one_transaction(client, rows):
+    sid = create_session(client)
+    body = {"chunks": [{"seq": 0, "data": cl.assistant(cl.text("hi"))}, {"seq": 1, "data": cl.result()}],
+            "usage": [{"report_id": "line-1", "input_tokens": 3, "output_tokens": 7, "requests": 1}]}
+    first = client.post(f"/api/remote/sessions/{sid}/output", json=body).get_json()
+    assert (first["accepted"], first["usage_counted"]) == (2, 1)
+    again = client.post(f"/api/remote/sessions/{sid}/output", json=body).get_json()
+    assert (again["accepted"], again["duplicates"], again["usage_counted"]) == (0, 2, 0)
+    session = get_session(client, sid)
+    assert (session["request_count"], session["total_tokens"], session["message_count"]) == (1, 10, 1)
+    # a refused batch counts none of its reports: the transaction is one
+    closed = complete(client, sid)
+    assert closed.status_code == 200
+    late = client.post(f"/api/remote/sessions/{sid}/output", json={
+        "chunks": [{"seq": 2, "data": "more"}],
+        "usage": [{"report_id": "line-2", "input_tokens": 5, "requests": 1}]})
+    assert late.status_code == 409
+    assert rows("SELECT report_id FROM usage_report_receipts WHERE session_id = ?", sid) == [("line-1",)]
+
+
 def test_output_duplicates_are_reported_not_restored(client, rows):
     sid = create_session(client)
     post_lines(client, sid, ["a", "b"])
     again = post_lines(client, sid, ["a", "b", "c"]).get_json()
-    assert again == {"accepted": 1, "duplicates": 2, "last_event_index": 2}
+    assert again == {"accepted": 1, "duplicates": 2, "last_event_index": 2, "usage_counted": 0}
     stored = rows("SELECT event_index, producer_seq, payload FROM remote_runtime_outputs "
                   "WHERE session_id = ? ORDER BY event_index", sid)
     assert stored == [(0, 0, "a"), (1, 1, "b"), (2, 2, "c")]

@@ -23,6 +23,7 @@ from app.client.sender import Sender
 from app.client.spool import Spool
 from app.client.spool import load
 from app.client.sse import Event
+from tests import claude_lines as cl
 
 
 def test_the_client_imports_neither_the_app_nor_the_services_nor_storage():
@@ -70,8 +71,9 @@ class FakeWriter:
         self.outcomes = list(outcomes)
         self.limit = limit  # batches above this many chunks are a 413
         self.stored = []
+        self.usage = []  # (seqs of a stored batch, report ids posted with it)
 
-    def post_output(self, session_id, batch):
+    def post_output(self, session_id, batch, usage=()):
         if self.outcomes:
             outcome = self.outcomes.pop(0)
             if outcome is not None:
@@ -79,6 +81,7 @@ class FakeWriter:
         if self.limit is not None and len(batch) > self.limit:
             raise ApiError(413, "request_entity_too_large", "too big")
         self.stored.extend(c["seq"] for c in batch)
+        self.usage.append(([c["seq"] for c in batch], [r["report_id"] for r in usage]))
         return {"accepted": len(batch)}
 
 
@@ -209,3 +212,29 @@ def test_usage_reports_that_pile_up_behind_a_post_go_out_in_one_request():
     writer.release.set()
     reporter.finish()
     assert writer.calls == [["line-1"], ["line-2", "line-3", "line-4", "line-5"]]
+
+
+class ResultLinesChild(FakeChild):
+    """A Claude stream: every third stdout line is a result line carrying usage."""
+
+    def __init__(self, count, record):
+        self.lines = queue.Queue()
+        self.open_streams = 2
+        for n in range(count):
+            line = cl.result() if n % 3 == 2 else cl.assistant(cl.text(f"step {n}"))
+            self.lines.put(record("stdout", line))
+        self.lines.put(None)
+        self.lines.put(None)
+
+
+def test_each_posted_batch_carries_the_usage_of_its_own_result_lines_even_when_split(tmp_path):
+    spool = Spool.create(tmp_path, "s", "http://server")
+    writer = FakeWriter([], limit=2)  # every batch over 2 lines is a 413 and gets split
+    child = ResultLinesChild(9, Recorder(spool, 0))
+    sender, _ = quiet_sender()
+    Pump(writer, "s", spool, child, sender, Batcher(), "claude").run()
+    spool.close()
+    assert writer.stored == list(range(9))
+    for seqs, reports in writer.usage:
+        assert reports == [f"line-{seq}" for seq in seqs if seq % 3 == 2]
+    assert sorted(r for _, reports in writer.usage for r in reports) == ["line-2", "line-5", "line-8"]
