@@ -68,32 +68,25 @@ def _list_statement(owned, older):
 
 LIST_PAGE = {(owned, older): _list_statement(owned, older)
              for owned in (False, True) for older in (False, True)}
-# The transcript counters move together, by what the transaction newly inserted.
-COUNTERS = (
-    "message_count = message_count + :new_messages,"
-    " conversation_turn_count = conversation_turn_count + :new_turns,"
-    " visible_message_count = visible_message_count + :new_visible"
-)
-# The transcript usage (migration 0019) moves with the counters, by the newly closed
-# turns' usage: (column, key of transcript_delta()).
+# What a write adds to the session row, all in one place: its transcript counters,
+# by what it newly inserted, and (migration 0019) the transcript usage of the turns it
+# newly closed. Usage is (column, key of transcript_delta()).
 TRANSCRIPT_USAGE = (("transcript_input_tokens", "input_tokens"),
                     ("transcript_output_tokens", "output_tokens"),
                     ("transcript_cache_read_tokens", "cache_read_input_tokens"),
                     ("transcript_cache_creation_tokens", "cache_creation_input_tokens"),
                     ("transcript_cost_usd", "total_cost_usd"))
 NO_USAGE = {key: 0 for _, key in TRANSCRIPT_USAGE}
+INCREMENTED = ("message_count", "conversation_turn_count", "visible_message_count",
+               *(column for column, _ in TRANSCRIPT_USAGE))
+ADD_COUNTS = "".join(f" {column} = {column} + {{m}}," for column in INCREMENTED)
+# Both run on the driver's cursor (`{m}` marks a parameter): RECORD_INGEST ends every
+# ingest request.
 RECORD_INGEST = (
-    "UPDATE agent_sessions SET next_event_index = {m}, message_count = message_count + {m},"
-    " conversation_turn_count = conversation_turn_count + {m},"
-    " visible_message_count = visible_message_count + {m}, output_bytes = output_bytes + {m},"
-    + "".join(f" {column} = {column} + {{m}}," for column, _ in TRANSCRIPT_USAGE)
-    + " turn_state = {m}, max_seq = {m}, updated_at = {m} WHERE session_id = {m}"
+    "UPDATE agent_sessions SET next_event_index = {m}, output_bytes = output_bytes + {m},"
+    + ADD_COUNTS + " turn_state = {m}, max_seq = {m}, updated_at = {m} WHERE session_id = {m}"
 )
-ADD_MESSAGES = text(
-    f"UPDATE agent_sessions SET {COUNTERS},"
-    + "".join(f" {column} = {column} + :{key}," for column, key in TRANSCRIPT_USAGE)
-    + " updated_at = :now WHERE session_id = :session_id"
-)
+ADD_MESSAGES = "UPDATE agent_sessions SET" + ADD_COUNTS + " updated_at = {m} WHERE session_id = {m}"
 MARK_COMPLETED = text(
     "UPDATE agent_sessions SET status = :status, exit_code = :exit_code, updated_at = :now"
     " WHERE session_id = :session_id"
@@ -198,27 +191,16 @@ class SessionRepository:
         highest stored seq, `new_bytes` more bytes of output, and `new_messages` more
         rows (`new_visible` of them with visible text) from `new_turns` more closed turns,
         whose usage (transcript_delta()) is `new_usage`."""
-        usage = new_usage or NO_USAGE
         on_driver(self.conn, RECORD_INGEST, (
-            next_event_index, new_messages, new_turns, new_visible, new_bytes,
-            *(usage[key] for _, key in TRANSCRIPT_USAGE),
+            next_event_index, new_bytes, *_counts(new_messages, new_turns, new_visible, new_usage),
             json.dumps(turn_state), max_seq, now, session_id))
 
     def add_messages(self, session_id, new_messages, now, *, new_turns=0, new_visible=0,
                      new_usage=None):
         """Count `new_messages` more transcript rows (`new_visible` of them with
         visible text) and `new_turns` more closed turns, whose usage is `new_usage`."""
-        self.conn.execute(
-            ADD_MESSAGES,
-            {
-                "session_id": session_id,
-                "new_messages": new_messages,
-                "new_turns": new_turns,
-                "new_visible": new_visible,
-                "now": now,
-                **(new_usage or NO_USAGE),
-            },
-        )
+        on_driver(self.conn, ADD_MESSAGES, (
+            *_counts(new_messages, new_turns, new_visible, new_usage), now, session_id))
 
     def mark_completed(self, session_id, status, exit_code, now):
         """Close the session with its final status and the process's exit code."""
@@ -244,6 +226,12 @@ class SessionRepository:
                 "now": now,
             },
         )
+
+
+def _counts(new_messages, new_turns, new_visible, new_usage):
+    """The values of ADD_COUNTS, in its order."""
+    usage = new_usage or NO_USAGE
+    return (new_messages, new_turns, new_visible, *(usage[key] for _, key in TRANSCRIPT_USAGE))
 
 
 def _to_session(row):
