@@ -64,23 +64,18 @@ def run(client, request, *, sender=None, batcher=None):
         log(f"cannot start {request.command[0]!r}: {err}")
         return RUNNER_FAILED
     child.forward_signals()
-    reporter = UsageReporter(writer.with_token(writer.token), session_id)
-    pump = Pump(writer, session_id, spool, child, sender, batcher or Batcher(), request.provider,
-                reporter.put)
+    pump = Pump(writer, session_id, spool, child, sender, batcher or Batcher(), request.provider)
     try:
         if state:
             pump.resend(state)
         pump.run()
         code = child.exit_code()
-        reporter.finish()
         sender.retrying("completing the session", lambda: writer.complete(session_id, code))
     except RunnerFailed as failed:
         log(str(failed))
         child.stop()
         spool.close()
         return RUNNER_FAILED
-    finally:
-        reporter.stop()
     spool.remove()
     return code
 
@@ -120,68 +115,6 @@ class Recorder:
         return chunk
 
 
-MAX_USAGE_REPORTS = 1000  # the server's limit per request
-
-
-class UsageReporter:
-    """Posts usage reports in order, on a thread and a connection of their own."""
-
-    def __init__(self, writer, session_id, sender=None):
-        self.writer = writer
-        self.session_id = session_id
-        self.sender = sender or Sender(log=log)
-        self.reports = queue.Queue()
-        self.failed = None
-        self._thread = threading.Thread(target=self._post_all, daemon=True, name="turnlog-usage")
-        self._thread.start()
-
-    def put(self, report):
-        self.reports.put(report)
-
-    def finish(self):
-        """Wait until every report is posted; RunnerFailed if one was refused."""
-        self.reports.put(None)
-        self._thread.join()
-        if self.failed:
-            raise self.failed
-
-    def stop(self):
-        """Give up on reports not posted yet (the run failed)."""
-        if self._thread.is_alive():
-            self.failed = self.failed or RunnerFailed("stopped")
-            self.reports.put(None)
-
-    def _post_all(self):
-        done = False
-        while not done:
-            batch, done = self._next_batch()
-            if self.failed or not batch:
-                continue
-            try:
-                self.sender.retrying("reporting usage", lambda b=batch: self.writer.report_usage_many(
-                    self.session_id, b))
-            except RunnerFailed as failed:
-                self.failed = failed
-
-    def _next_batch(self):
-        """The reports waiting now (at least one, up to MAX_USAGE_REPORTS), and whether
-        the end mark came with them: what piled up while the last post was out goes in
-        one request."""
-        first = self.reports.get()
-        if first is None:
-            return [], True
-        batch = [first]
-        while len(batch) < MAX_USAGE_REPORTS:
-            try:
-                report = self.reports.get_nowait()
-            except queue.Empty:
-                break
-            if report is None:
-                return batch, True
-            batch.append(report)
-        return batch, False
-
-
 class _WithUsage:
     """The writer, posting each batch with the usage reports of its result lines."""
 
@@ -195,8 +128,7 @@ class _WithUsage:
 
 
 class Pump:
-    def __init__(self, writer, session_id, spool, child, sender, batcher, provider,
-                 report=None):
+    def __init__(self, writer, session_id, spool, child, sender, batcher, provider):
         self.writer = writer
         self.session_id = session_id
         self.spool = spool
@@ -204,16 +136,12 @@ class Pump:
         self.sender = sender
         self.batcher = batcher
         self.provider = provider
-        self.report = report or (lambda r: None)
         sender.idle = self.absorb_for  # keep reading the child while a post waits to retry
 
     def resend(self, state):
-        """Post what a crashed run spooled but never saw acknowledged, and report the usage
-        of the lines it did (a run of an earlier release may have died before their
-        reports went out; a report made twice is counted once)."""
-        for chunk in state.lines:
-            if chunk["seq"] <= state.acked:
-                self._report(chunk)
+        """Post what a crashed run spooled but never saw acknowledged. The usage of the
+        lines it did was counted with them; a batch stored but not yet acknowledged comes
+        back as duplicates, its reports as repeats."""
         chunks = state.unacked
         if chunks:
             log(f"resending {len(chunks)} spooled lines not acknowledged before")
@@ -260,9 +188,3 @@ class Pump:
         # each (sub-)batch carries its own lines' usage reports: counted with them or not at all
         self.sender.send(_WithUsage(self.writer, self.provider), self.session_id, batch)
         self.spool.ack(batch[-1]["seq"])
-
-    def _report(self, chunk):
-        if chunk["stream"] == "stdout":
-            report = usage.report_for(self.provider, chunk["seq"], chunk["data"])
-            if report:
-                self.report(report)

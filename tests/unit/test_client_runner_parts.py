@@ -5,7 +5,6 @@ import queue
 import random
 import subprocess
 import sys
-import threading
 
 import pytest
 
@@ -18,7 +17,6 @@ from app.client.errors import Unreachable
 from app.client.render import Renderer
 from app.client.runner import Pump
 from app.client.runner import Recorder
-from app.client.runner import UsageReporter
 from app.client.sender import Sender
 from app.client.spool import Spool
 from app.client.spool import load
@@ -187,31 +185,6 @@ def test_the_pump_posts_a_burst_of_lines_each_once_in_order_and_acks_them_all(tm
     assert writer.stored == list(range(2500))
     state, _ = load(spool.path)
     assert (state.next_seq, state.acked, state.unacked) == (2500, 2499, [])
-
-
-class BlockingWriter:
-    """Holds its first usage post until released, so reports pile up behind it."""
-
-    def __init__(self):
-        self.calls, self.release, self.posting = [], threading.Event(), threading.Event()
-
-    def report_usage_many(self, session_id, reports):
-        self.calls.append([r["report_id"] for r in reports])
-        self.posting.set()
-        self.release.wait(5)
-        return [True] * len(reports)
-
-
-def test_usage_reports_that_pile_up_behind_a_post_go_out_in_one_request():
-    writer = BlockingWriter()
-    reporter = UsageReporter(writer, "s1")
-    reporter.put({"report_id": "line-1"})
-    assert writer.posting.wait(5)
-    for n in range(2, 6):
-        reporter.put({"report_id": f"line-{n}"})
-    writer.release.set()
-    reporter.finish()
-    assert writer.calls == [["line-1"], ["line-2", "line-3", "line-4", "line-5"]]
 
 
 class ResultLinesChild(FakeChild):
