@@ -9,12 +9,15 @@ from app.storage.repositories.dialect import on_driver
 
 COLUMNS = "id, session_id, role, content, content_blocks, metadata, source, turn_key, timestamp"
 # The unique (session_id, turn_key) makes a replayed turn a no-op, not a second row.
-# Positional markers ({m}) in the driver's style: run on the raw cursor (see insert_new).
+# One row of VALUES per draft ({rows}, built per call), positional markers ({m}) in
+# the driver's style: run on the raw cursor (see insert_new).
 INSERT_IF_NEW = (
     "INSERT INTO session_messages (session_id, role, content, content_blocks, metadata,"
-    " source, turn_key, timestamp) VALUES ({m}, {m}, {m}, {m}, {m}, {m}, {m}, {m})"
-    " ON CONFLICT (session_id, turn_key) DO NOTHING RETURNING id"
+    " source, turn_key, timestamp) VALUES {rows}"
+    " ON CONFLICT (session_id, turn_key) DO NOTHING RETURNING id, turn_key"
 )
+DRAFT_ROW = "({m}, {m}, {m}, {m}, {m}, {m}, {m}, {m})"
+BATCH_ROWS = 100  # drafts per statement: well within every driver's parameter limit
 SELECT_PAGE = text(
     f"SELECT {COLUMNS} FROM session_messages"
     " WHERE session_id = :session_id AND id > :after ORDER BY id LIMIT :limit"
@@ -58,22 +61,28 @@ class MessageRepository:
 
     def insert_new(self, session_id, drafts, timestamp):
         """Insert each draft unless its turn is already stored; returns (row id, draft)
-        for each new one.
+        for each new one, in the drafts' order.
 
-        One statement per draft, in order, so ids follow write order; a draft is new
-        when RETURNING hands its id back. The statements go to the driver's cursor on
-        this unit of work's connection: ingest runs one per closed turn, and
-        SQLAlchemy's per-statement work cost more than the insert itself.
+        One statement for up to BATCH_ROWS drafts, on the driver's cursor of this unit
+        of work's connection: ingest writes the turns a request closes together. Both
+        databases number a multi-row VALUES in its order, so ids follow write order; a
+        draft is new when RETURNING hands its turn key back (a key repeated within
+        the drafts counts once, the first time).
         """
-        if not drafts:
-            return []
-        added = []
+        unique, seen = [], set()
         for draft in drafts:
-            returned = on_driver(self.conn, INSERT_IF_NEW, (
+            if draft.turn_key not in seen:
+                seen.add(draft.turn_key)
+                unique.append(draft)
+        added = []
+        for at in range(0, len(unique), BATCH_ROWS):
+            batch = unique[at:at + BATCH_ROWS]
+            sql = INSERT_IF_NEW.format(rows=", ".join([DRAFT_ROW] * len(batch)))
+            params = [value for draft in batch for value in (
                 session_id, draft.role, draft.content, json.dumps(draft.content_blocks),
-                json.dumps(draft.metadata), draft.source, draft.turn_key, timestamp))
-            if returned:
-                added.append((returned[0][0], draft))
+                json.dumps(draft.metadata), draft.source, draft.turn_key, timestamp)]
+            ids = dict((key, row_id) for row_id, key in on_driver(self.conn, sql, params))
+            added.extend((ids[draft.turn_key], draft) for draft in batch if draft.turn_key in ids)
         return added
 
     def has_turn_key(self, session_id, turn_key):
