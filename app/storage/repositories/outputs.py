@@ -46,11 +46,26 @@ SELECT_LAST_LIVE = text(
 SELECT_OLDEST = text(
     "SELECT MIN(event_index) FROM remote_runtime_outputs WHERE session_id = :session_id"
 )
-# Deletes one bounded batch, so pruning never holds the write lock for long.
-DELETE_EXPIRED_BATCH = text(
-    "DELETE FROM remote_runtime_outputs WHERE (session_id, event_index) IN ("
-    " SELECT session_id, event_index FROM remote_runtime_outputs"
-    " WHERE expires_at < :now LIMIT :limit)"
+# Pruning walks each session's buffer from its oldest row, in event order (the
+# primary key), so no index on expires_at has to be kept up to date by every write.
+# A session's rows expire in the order they came (one retention setting), so its
+# expired rows are a prefix; after the retention was shortened, newer rows wait for
+# the older ones to expire: kept longer, never deleted early.
+SELECT_EXPIRED_HEADS = text(
+    "SELECT s.session_id, (SELECT MIN(o.event_index) FROM remote_runtime_outputs o"
+    " WHERE o.session_id = s.session_id) AS oldest FROM agent_sessions s WHERE ("
+    " SELECT o.expires_at FROM remote_runtime_outputs o WHERE o.session_id = s.session_id"
+    " ORDER BY o.event_index LIMIT 1) < :now"
+)
+# The first row still retained within the next `limit` rows of a session.
+SELECT_FIRST_RETAINED = text(
+    "SELECT event_index FROM remote_runtime_outputs WHERE session_id = :session_id"
+    " AND event_index >= :oldest AND event_index < :bound AND expires_at >= :now"
+    " ORDER BY event_index LIMIT 1"
+)
+DELETE_RANGE = text(
+    "DELETE FROM remote_runtime_outputs WHERE session_id = :session_id"
+    " AND event_index >= :oldest AND event_index < :upto"
 )
 # The evidence backfill (migration 0018) reads every retained line again, page by page.
 SELECT_SESSIONS_WITH_OUTPUT = text(
@@ -131,8 +146,18 @@ class OutputRepository:
         return self.conn.execute(SELECT_OLDEST, {"session_id": session_id}).scalar()
 
     def delete_expired(self, now, limit):
-        """Delete up to `limit` rows that expired before `now`; returns how many went."""
-        return self.conn.execute(DELETE_EXPIRED_BATCH, {"now": now, "limit": limit}).rowcount
+        """Delete up to `limit` rows that expired before `now`, each session's oldest
+        first; returns how many went."""
+        deleted = 0
+        for session_id, oldest in self.conn.execute(SELECT_EXPIRED_HEADS, {"now": now}).all():
+            if deleted >= limit:
+                break
+            bound = oldest + (limit - deleted)
+            params = {"session_id": session_id, "oldest": oldest, "now": now}
+            retained = self.conn.execute(SELECT_FIRST_RETAINED, {**params, "bound": bound}).scalar()
+            deleted += self.conn.execute(
+                DELETE_RANGE, {**params, "upto": bound if retained is None else retained}).rowcount
+        return deleted
 
     def add_many(self, session_id, outputs, expires_at, live_events=()):
         """Store already-numbered outputs (`StoredOutput`s) in one executemany;
