@@ -8,6 +8,9 @@ class Config:
     SQLALCHEMY_ENGINE_OPTIONS = {}
     # Seconds a SQLite writer waits for the write lock before giving up.
     SQLITE_BUSY_TIMEOUT = 30.0
+    # SQLite: seconds between checkpoints of the write-ahead log, taken by a thread while
+    # writes come rather than by the commit that fills the log; 0 leaves them to commits.
+    SQLITE_CHECKPOINT_SECONDS = 0.5
     # Requests larger than this get 413 before any of their body is read.
     MAX_CONTENT_LENGTH = 8 * 1024 * 1024
     # How long raw output lines stay in the live buffer (the transcript is kept).
@@ -93,6 +96,7 @@ class Config:
 # with the setting's name rather than failing requests later.
 AT_LEAST = {
     "SQLITE_BUSY_TIMEOUT": 0,
+    "SQLITE_CHECKPOINT_SECONDS": 0,
     "OUTPUT_RETENTION_SECONDS": 1,
     "STREAM_PAGE_SIZE": 1,
     "STREAM_POLL_SECONDS": 0.001,

@@ -10,6 +10,9 @@ from app.storage.sqlite_lock import C_BUSY_MS
 from app.storage.sqlite_lock import begin_immediate
 from app.storage.unit_of_work import WRITE_OPTION
 from app.storage.unit_of_work import SqlUnitOfWork
+from app.storage.wal_checkpoints import BACKSTOP_PAGES
+from app.storage.wal_checkpoints import WalCheckpointer
+from app.storage.wal_checkpoints import database_file
 
 
 def init_app(app):
@@ -18,17 +21,24 @@ def init_app(app):
     with app.app_context():
         engine = db.engine
         if engine.dialect.name == "sqlite":
-            configure_sqlite(engine, app.config["SQLITE_BUSY_TIMEOUT"])
+            app.extensions["wal_checkpointer"] = configure_sqlite(
+                engine, app.config["SQLITE_BUSY_TIMEOUT"], app.config["SQLITE_CHECKPOINT_SECONDS"])
 
 
-def configure_sqlite(engine, busy_timeout):
+def configure_sqlite(engine, busy_timeout, checkpoint_seconds=0):
     """WAL, foreign keys and a short busy timeout on every connection; explicit BEGINs.
 
     pysqlite's own transaction handling is turned off so that turnlog decides how
     a transaction begins: writers say BEGIN IMMEDIATE and queue for the lock for
     up to `busy_timeout` seconds, sleeping in Python between tries (see
     app/storage/sqlite_lock.py); readers say BEGIN and never block writers (WAL).
+
+    With `checkpoint_seconds`, a thread checkpoints the log that often while writes
+    come, instead of the commit that happens to fill it (app/storage/wal_checkpoints.py);
+    it is returned (None: commits checkpoint a full log, as SQLite does by default).
     """
+    path = database_file(engine) if checkpoint_seconds else None
+    checkpointer = WalCheckpointer(path, checkpoint_seconds) if path else None
 
     @event.listens_for(engine, "connect")
     def on_connect(dbapi_connection, _record):
@@ -38,6 +48,8 @@ def configure_sqlite(engine, busy_timeout):
         cursor.execute("PRAGMA journal_mode = WAL")
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.execute("PRAGMA synchronous = NORMAL")
+        if checkpointer:
+            cursor.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -47,6 +59,14 @@ def configure_sqlite(engine, busy_timeout):
             return
         begin_immediate(conn.connection.driver_connection, busy_timeout,
                         lambda: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+
+    if checkpointer:
+        @event.listens_for(engine, "commit")
+        def on_commit(conn):
+            if conn.get_execution_options().get(WRITE_OPTION):
+                checkpointer.wrote()
+
+    return checkpointer
 
 
 def reading():
