@@ -9,6 +9,7 @@ from app.storage import live_notify
 from app.storage.sqlite_lock import C_BUSY_MS
 from app.storage.sqlite_lock import begin_immediate
 from app.storage.unit_of_work import WRITE_OPTION
+from app.storage.unit_of_work import EngineUnitOfWork
 from app.storage.unit_of_work import SqlUnitOfWork
 from app.storage.wal_checkpoints import BACKSTOP_PAGES
 from app.storage.wal_checkpoints import WalCheckpointer
@@ -75,8 +76,9 @@ def reading():
 
 
 def writing():
-    """A unit of work that holds the write lock from its first statement."""
-    return SqlUnitOfWork(db.session(), write=True)
+    """A unit of work that holds the write lock from its first statement, on a pooled
+    connection of its own (writes need none of the ORM session's bookkeeping)."""
+    return EngineUnitOfWork(db.engine, write=True)
 
 
 def detached_units_of_work():

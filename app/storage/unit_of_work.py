@@ -3,6 +3,8 @@
 Leaving the `with` block rolls back unless `commit()` was called, so a failed
 use case never leaves half its writes behind.
 """
+from contextvars import ContextVar
+
 from app.storage.repositories.evidence import EvidenceRepository
 from app.storage.repositories.final_events import FinalEventRepository
 from app.storage.repositories.messages import MessageRepository
@@ -15,6 +17,9 @@ from app.storage.repositories.tokens import TokenRepository
 from app.storage.repositories.turn_states import TurnStateRepository
 from app.storage.repositories.turns import TurnRepository
 from app.storage.repositories.usage import UsageRepository
+
+# Set while this context (thread, greenlet) has a write unit of work open.
+_writer = ContextVar("turnlog_writer_open", default=False)
 
 # Execution option read by the SQLite `begin` hook: writers take the write lock
 # up front (BEGIN IMMEDIATE) and wait for it, instead of failing mid-transaction.
@@ -83,6 +88,60 @@ class SqlUnitOfWork(AbstractUnitOfWork):
     def rollback(self):
         """Roll the transaction back."""
         self._session.rollback()
+
+
+class EngineUnitOfWork(AbstractUnitOfWork):
+    """A unit of work on a connection of its own from `engine`'s pool, for writes.
+
+    The ORM session's transaction bookkeeping cost more than a small ingest request's
+    SQL (measured: an empty write transaction took ~160 us through the session, ~65 us
+    on a pooled connection); units of work hold no ORM objects, so they need none of
+    it. A writer nested in another of the same context is refused: on SQLite it would
+    wait for a lock its own caller holds.
+    """
+
+    def __init__(self, engine, write=False):
+        self._engine = engine
+        self._write = write
+        self._conn = None
+        self._outer = None
+
+    def __enter__(self):
+        """Check out a connection, begin (BEGIN IMMEDIATE for a writer), bind the repositories."""
+        if self._write and _writer.get():
+            raise RuntimeError("a write unit of work is already open here (nested units of work?)")
+        self._conn = self._engine.connect()
+        if self._write:
+            self._conn.execution_options(**{WRITE_OPTION: True})
+            self._outer = _writer.set(True)
+        try:
+            self._conn.begin()
+        except BaseException:
+            self._release()
+            raise
+        _bind(self, self._conn)
+        return self
+
+    def __exit__(self, *exc_info):
+        """Roll back what was not committed and return the connection to the pool."""
+        try:
+            super().__exit__(*exc_info)
+        finally:
+            self._release()
+
+    def commit(self):
+        """Commit the transaction."""
+        self._conn.commit()
+
+    def rollback(self):
+        """Roll the transaction back."""
+        self._conn.rollback()
+
+    def _release(self):
+        if self._outer is not None:
+            _writer.reset(self._outer)
+            self._outer = None
+        self._conn.close()
 
 
 def repositories_on(conn):

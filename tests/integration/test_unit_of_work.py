@@ -1,10 +1,12 @@
-"""SqlUnitOfWork owns its transaction and will not swallow someone else's."""
+"""SqlUnitOfWork owns its transaction and will not swallow someone else's;
+EngineUnitOfWork owns a pooled connection and gives it back."""
 import pytest
 from sqlalchemy import create_engine
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
+from app.storage.unit_of_work import EngineUnitOfWork
 from app.storage.unit_of_work import SqlUnitOfWork
 
 
@@ -52,3 +54,48 @@ def test_units_of_work_in_sequence_each_get_a_fresh_transaction(session):
     assert not session.in_transaction()
     with SqlUnitOfWork(session) as uow:
         assert [row[0] for row in uow.sessions.conn.execute(text("SELECT x FROM t"))] == [1]
+
+
+@pytest.fixture
+def engine(database_url):
+    """An engine with a pool on the test's own (empty) database, with one table."""
+    engine = create_engine(database_url)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE t (x INTEGER)"))
+    yield engine
+    engine.dispose()
+
+
+def values(engine):
+    with engine.connect() as conn:
+        return [row[0] for row in conn.execute(text("SELECT x FROM t ORDER BY x"))]
+
+
+def test_an_engine_unit_of_work_commits_or_rolls_back_and_returns_its_connection(engine):
+    with EngineUnitOfWork(engine, write=True) as uow:
+        uow.sessions.conn.execute(text("INSERT INTO t VALUES (1)"))
+        uow.commit()
+    with EngineUnitOfWork(engine, write=True) as uow:
+        uow.sessions.conn.execute(text("INSERT INTO t VALUES (2)"))  # not committed
+    with pytest.raises(ZeroDivisionError):
+        with EngineUnitOfWork(engine, write=True) as uow:
+            uow.sessions.conn.execute(text("INSERT INTO t VALUES (3)"))
+            1 / 0
+    assert values(engine) == [1]
+    assert engine.pool.checkedout() == 0
+
+
+def test_a_writer_nested_in_a_writer_is_refused_and_the_outer_one_survives(engine):
+    with EngineUnitOfWork(engine, write=True) as outer:
+        outer.sessions.conn.execute(text("INSERT INTO t VALUES (1)"))
+        with pytest.raises(RuntimeError, match="already open"):
+            with EngineUnitOfWork(engine, write=True):
+                pass
+        with EngineUnitOfWork(engine) as reader:  # a read beside it is fine
+            assert [row[0] for row in reader.sessions.conn.execute(text("SELECT x FROM t"))] == []
+        outer.commit()
+    with EngineUnitOfWork(engine, write=True) as after:  # the guard is lifted again
+        after.sessions.conn.execute(text("INSERT INTO t VALUES (2)"))
+        after.commit()
+    assert values(engine) == [1, 2]
+    assert engine.pool.checkedout() == 0
