@@ -6,6 +6,7 @@ from sqlalchemy import text
 
 from app.services.models import AgentSession
 from app.services.models import LockedSession
+from app.storage.repositories.dialect import choose
 from app.storage.repositories.dialect import on_driver
 
 COLUMNS = (
@@ -44,14 +45,15 @@ LOCK_AND_SELECT = text(
     "UPDATE agent_sessions SET next_event_index = next_event_index"
     f" WHERE session_id = :session_id RETURNING {COLUMNS}"
 )
-# The same lock for a write, returning also the open turn's header and the highest
-# producer seq stored: what an ingest would otherwise read in two more statements.
+# The session locked for an ingest, with the open turn's header and the highest
+# producer seq stored: what it would otherwise read in two more statements. A SQLite
+# writer holds the database's write lock from BEGIN IMMEDIATE on, so there it is a
+# plain read (the no-op UPDATE above would rewrite the row and its header of a few
+# KiB for nothing); PostgreSQL locks the row, leaving no dead row version behind.
 # This and RECORD_INGEST run on the driver's cursor (`{m}` marks a parameter): they
 # are two of the five statements of every ingest request.
-LOCK_FOR_WRITE = (
-    "UPDATE agent_sessions SET next_event_index = next_event_index"
-    " WHERE session_id = {m} RETURNING " + COLUMNS + ", turn_state, max_seq"
-)
+SELECT_LOCKED = "SELECT " + COLUMNS + ", turn_state, max_seq FROM agent_sessions WHERE session_id = {m}"
+LOCK_FOR_WRITE = {"sqlite": SELECT_LOCKED, "postgresql": SELECT_LOCKED + " FOR UPDATE"}
 LOCKED_NAMES = [name.strip() for name in COLUMNS.split(",")] + ["turn_state", "max_seq"]
 # Newest first, keyset paged; (owner filter?, after a cursor?) -> statement. Four
 # fixed statements rather than `:owner IS NULL OR ...`, which PostgreSQL cannot type.
@@ -160,7 +162,7 @@ class SessionRepository:
         header and highest stored seq (a LockedSession), or None."""
         if NUL in session_id:
             return None
-        rows = on_driver(self.conn, LOCK_FOR_WRITE, (session_id,))
+        rows = on_driver(self.conn, choose(self.conn, LOCK_FOR_WRITE), (session_id,))
         if not rows:
             return None
         data = dict(zip(LOCKED_NAMES, rows[0]))
