@@ -1,15 +1,14 @@
 """How a line's live events are stored and read back: one event per text line.
 
-`<name> <data as compact JSON>`: the JSON escapes every line break and non-ASCII
-character, so a stored event is one line and its data is the SSE `data:` as it
-stands. Replay splits the text and sends it; nothing is parsed or escaped on read.
+`<name> <data as compact JSON>`: the JSON escapes every line break (LF and CR),
+so a stored event is one line and its data is the SSE `data:` as it stands.
+Non-ASCII characters are mostly written as they are, not escaped (when they
+are: app/formats/fast_json.py). Replay splits the text and sends it; nothing is
+parsed or escaped on read.
 """
-import json
+from app.formats import fast_json
 
 TURN_COMPLETED = "turn.completed"
-# One encoder for every event: json.dumps with separators builds a new one per call,
-# which cost as much as the encoding itself at ingest.
-to_json = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def encode(events, row_ids=None):
@@ -22,7 +21,7 @@ def encode(events, row_ids=None):
     for name, data in events:
         if name == TURN_COMPLETED:
             data = dict(data, message_id=row_ids.get(data.get("transcript_turn_id")))
-        lines.append(f"{name} {to_json(data)}")
+        lines.append(f"{name} {fast_json.dumps(data)}")
     return "\n".join(lines)
 
 

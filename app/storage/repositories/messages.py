@@ -1,9 +1,8 @@
 """SQL for `session_messages`, the durable transcript."""
-import json
-
 from sqlalchemy import bindparam
 from sqlalchemy import text
 
+from app.formats import fast_json
 from app.services.models import Message
 from app.storage.repositories.dialect import on_driver
 
@@ -79,8 +78,8 @@ class MessageRepository:
             batch = unique[at:at + BATCH_ROWS]
             sql = INSERT_IF_NEW.format(rows=", ".join([DRAFT_ROW] * len(batch)))
             params = [value for draft in batch for value in (
-                session_id, draft.role, draft.content, json.dumps(draft.content_blocks),
-                json.dumps(draft.metadata), draft.source, draft.turn_key, timestamp)]
+                session_id, draft.role, draft.content, fast_json.dumps(draft.content_blocks),
+                fast_json.dumps(draft.metadata), draft.source, draft.turn_key, timestamp)]
             ids = dict((key, row_id) for row_id, key in on_driver(self.conn, sql, params))
             added.extend((ids[draft.turn_key], draft) for draft in batch if draft.turn_key in ids)
         return added
@@ -131,6 +130,6 @@ class MessageRepository:
 
 def _to_message(row):
     data = dict(row)
-    data["content_blocks"] = json.loads(data["content_blocks"] or "[]")
-    data["metadata"] = json.loads(data["metadata"] or "{}")
+    data["content_blocks"] = fast_json.loads(data["content_blocks"] or "[]")
+    data["metadata"] = fast_json.loads(data["metadata"] or "{}")
     return Message(**data)

@@ -4,6 +4,7 @@ import json
 from sqlalchemy import bindparam
 from sqlalchemy import text
 
+from app.formats import fast_json
 from app.services.models import AgentSession
 from app.services.models import LockedSession
 from app.storage.repositories.dialect import choose
@@ -167,7 +168,7 @@ class SessionRepository:
             return None
         data = dict(zip(LOCKED_NAMES, rows[0]))
         turn_state, max_seq = data.pop("turn_state"), data.pop("max_seq")
-        return LockedSession(_to_session(data), json.loads(turn_state) if turn_state else None,
+        return LockedSession(_to_session(data), fast_json.loads(turn_state) if turn_state else None,
                              max_seq)
 
     def _one(self, statement, session_id):
@@ -195,7 +196,7 @@ class SessionRepository:
         whose usage (transcript_delta()) is `new_usage`."""
         on_driver(self.conn, RECORD_INGEST, (
             next_event_index, new_bytes, *_counts(new_messages, new_turns, new_visible, new_usage),
-            json.dumps(turn_state), max_seq, now, session_id))
+            fast_json.dumps(turn_state), max_seq, now, session_id))
 
     def add_messages(self, session_id, new_messages, now, *, new_turns=0, new_visible=0,
                      new_usage=None):
@@ -238,5 +239,5 @@ def _counts(new_messages, new_turns, new_visible, new_usage):
 
 def _to_session(row):
     data = dict(row)
-    data["context"] = json.loads(data["context"] or "{}")
+    data["context"] = fast_json.loads(data["context"] or "{}")
     return AgentSession(**data)

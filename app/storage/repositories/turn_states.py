@@ -1,10 +1,9 @@
 """SQL for the open turn of each session: a small header (`agent_sessions.turn_state`,
 which the ingest lock also returns) and `session_turn_parts` (its content blocks,
 appended as they arrive)."""
-import json
-
 from sqlalchemy import text
 
+from app.formats import fast_json
 from app.storage.repositories.dialect import on_driver
 
 SELECT = text("SELECT turn_state FROM agent_sessions WHERE session_id = :session_id")
@@ -36,24 +35,24 @@ class TurnStateRepository:
     def load(self, session_id):
         """The stored accumulator snapshot, or None for a session with no state yet."""
         row = self.conn.execute(SELECT, {"session_id": session_id}).first()
-        return json.loads(row[0]) if row and row[0] else None
+        return fast_json.loads(row[0]) if row and row[0] else None
 
     def save(self, session_id, snapshot, now):
         """Replace the session's snapshot."""
         self.conn.execute(
-            SAVE, {"session_id": session_id, "buffer": json.dumps(snapshot), "now": now}
+            SAVE, {"session_id": session_id, "buffer": fast_json.dumps(snapshot), "now": now}
         )
 
     def load_parts(self, session_id):
         """The open turn's saved content blocks, in arrival order."""
         rows = self.conn.execute(SELECT_PARTS, {"session_id": session_id})
-        return [json.loads(row[0]) for row in rows]
+        return [fast_json.loads(row[0]) for row in rows]
 
     def append_parts(self, session_id, start, parts):
         """Save blocks numbered from `start` (the count already saved)."""
         if parts:
             on_driver(self.conn, INSERT_PART,
-                      [(session_id, start + n, json.dumps(p)) for n, p in enumerate(parts)],
+                      [(session_id, start + n, fast_json.dumps(p)) for n, p in enumerate(parts)],
                       many=True)
 
     def replace_parts(self, session_id, restated):
@@ -62,7 +61,7 @@ class TurnStateRepository:
             self.conn.execute(
                 UPDATE_PART,
                 [
-                    {"session_id": session_id, "part_index": n, "part": json.dumps(p)}
+                    {"session_id": session_id, "part_index": n, "part": fast_json.dumps(p)}
                     for n, p in sorted(restated.items())
                 ],
             )
@@ -71,7 +70,7 @@ class TurnStateRepository:
         """The open turn's saved content blocks in arrival order, released: its turn
         is being flushed."""
         rows = on_driver(self.conn, TAKE_PARTS, (session_id,))
-        return [json.loads(part) for _, part in sorted(rows)]
+        return [fast_json.loads(part) for _, part in sorted(rows)]
 
     def drop_parts_from(self, session_id, start):
         """Delete the saved parts numbered `start` and up (an undone copy of them)."""
