@@ -14,6 +14,7 @@ import hashlib
 from typing import NamedTuple
 
 from app.transcript import event_types as ev
+from app.transcript.recent_keys import RecentKeys
 from app.transcript.replay import CAUGHT_UP
 from app.transcript.replay import RESTARTED
 from app.transcript.replay import ReplayChain
@@ -60,9 +61,8 @@ class Accumulator:
         self.buffer = buffer or TurnBuffer()
         # provider turns begun so far (turn.started lines): the scope of item ids
         self._runs = runs
-        # the window as it is stored: one string of keys, oldest first. Kept as the
-        # string (a search in it is a C loop) so a request restores it for free.
-        self._recent = recent_keys
+        # the window, restored from its stored string for free (recent_keys.py)
+        self._recent = RecentKeys(recent_keys, LINE_KEY_CHARS, REPLAY_WINDOW)
         self.replay = ReplayChain(replay)
 
     @classmethod
@@ -77,7 +77,7 @@ class Accumulator:
         """The state to store, without the parts (take and save those first)."""
         if self.buffer.parts or self.buffer.restated:
             raise RuntimeError("take_unsaved_parts() before snapshot()")
-        return {"turn": self.buffer.header(), "recent_ids": self._recent,
+        return {"turn": self.buffer.header(), "recent_ids": self._recent.stored(),
                 "replay": self.replay.snapshot(), "runs": self._runs}
 
     def take_unsaved_parts(self):
@@ -210,18 +210,12 @@ class Accumulator:
         key = line_key(identity)
         if self._in_window(key):
             return False
-        self._recent = (self._recent + key)[-REPLAY_WINDOW * LINE_KEY_CHARS:]
+        self._recent.add(key)
         return True
 
     def _in_window(self, key):
-        """True when `key` is one of the window's keys (a match must start on a key's
-        boundary: one straddling two keys is no match)."""
-        at = self._recent.find(key)
-        while at != -1:
-            if at % LINE_KEY_CHARS == 0:
-                return True
-            at = self._recent.find(key, at + 1)
-        return False
+        """True when `key` is one of the window's keys."""
+        return key in self._recent
 
     def _close(self, trigger, result, completed_at):
         buf = self.buffer
