@@ -98,10 +98,8 @@ class Accumulator:
         (or of a state of an item the open turn has finished)."""
         if event.item_id and event.item_id in self.buffer.done_items:
             return True
-        item_key = self._item_key(event, line)
-        if item_key and self._in_window(line_key(item_key)):
-            return True
-        return bool(event.identity) and self._in_window(line_key(event.identity))
+        key = self._window_key(event, line)
+        return key is not None and key in self._recent
 
     def feed(self, event, event_index, received_at=None, line=None):
         """Take one event, read from `line` and received at `received_at` (ISO text);
@@ -110,14 +108,30 @@ class Accumulator:
         A line without an id of its own is named by its place in the stream
         (replay.py) when `line` is given, else by its buffer index.
         """
-        if event.identity and not self._first_sighting(event.identity):
-            return []
-        item_key = self._item_key(event, line)
-        if item_key and not self._first_sighting(item_key):
-            return []  # this state of this item, re-sent (a runner retrying its last lines)
-        buf = self.buffer
-        if event.item_id and event.item_id in buf.done_items:
+        key = self._window_key(event, line)
+        if key is not None:
+            if key in self._recent:
+                return []  # a re-sent line (or state of an item: a runner retrying its last lines)
+            self._recent.add(key)
+        if event.item_id and event.item_id in self.buffer.done_items:
             return []  # a re-sent state of an item this turn has finished
+        return self._take(event, event_index, received_at, line)
+
+    def feed_unless_repeat(self, event, event_index, received_at=None, line=None):
+        """`feed`, or None when `is_repeat`: what the two say in a row, with the
+        line's window key computed and looked up once."""
+        if event.item_id and event.item_id in self.buffer.done_items:
+            return None
+        key = self._window_key(event, line)
+        if key is not None:
+            if key in self._recent:
+                return None
+            self._recent.add(key)
+        return self._take(event, event_index, received_at, line)
+
+    def _take(self, event, event_index, received_at, line):
+        """`feed` for an event that is no re-sent copy."""
+        buf = self.buffer
         identity, replay_identity = self._names(event, event_index, line)
         if identity is None:
             return []  # the last line of a copy of the open turn, now undone
@@ -162,6 +176,14 @@ class Accumulator:
         lines are a re-sent copy) or not (new output)."""
         self.replay.settle(replayed)
 
+    def _window_key(self, event, line):
+        """The replay window's key of the line: of its own id, else of its item state
+        (None: it has neither). A line with an id has no item key."""
+        if event.identity:
+            return line_key(event.identity)
+        item_key = self._item_key(event, line)
+        return line_key(item_key) if item_key else None
+
     def _item_key(self, event, line):
         """The name of one state of an item (a Codex item line): the provider turn it
         belongs to, the item's id and the line's text. Item ids start afresh with every
@@ -205,14 +227,6 @@ class Accumulator:
         if info.get("message_usage") and message_id:
             self.buffer.final_usage[message_id] = dict(info["message_usage"])
 
-    def _first_sighting(self, identity):
-        """Record a line id; False when it was seen within the replay window."""
-        key = line_key(identity)
-        if self._in_window(key):
-            return False
-        self._recent.add(key)
-        return True
-
     def _in_window(self, key):
         """True when `key` is one of the window's keys."""
         return key in self._recent
@@ -238,7 +252,7 @@ class Accumulator:
         return turn
 
 
-@functools.lru_cache(maxsize=1024)  # a line's key is asked for twice (is_repeat, then feed)
+@functools.lru_cache(maxsize=1024)  # a line's key may be asked for twice (is_repeat, then feed)
 def line_key(identity):
     """The replay window's fixed-width digest of a line id."""
     digest = hashlib.blake2b(identity.encode("utf-8", "surrogatepass"), digest_size=LINE_KEY_BYTES)
