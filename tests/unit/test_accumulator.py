@@ -396,3 +396,10 @@ def test_feed_unless_repeat_says_what_is_repeat_then_feed_say(path):
     for acc in (both, one):
         acc.take_unsaved_parts()
     assert one.snapshot() == both.snapshot()
+
+
+def test_a_line_key_is_the_url_safe_base64_of_the_id_s_9_byte_blake2b_digest():
+    # stored in every session's window: the same id must keep the same key across versions
+    # ("a-9" digests to bytes whose standard base64 holds both "/" and "+")
+    assert line_key("a-9") == "jeZd_sGrBL-i"
+    assert len(line_key("")) == LINE_KEY_CHARS
