@@ -98,7 +98,7 @@ class Accumulator:
         (or of a state of an item the open turn has finished)."""
         if event.item_id and event.item_id in self.buffer.done_items:
             return True
-        key = self._window_key(event, line)
+        key = self._window_key(event, _line_digest(event, line) if event.item_id else None)
         return key is not None and key in self._recent
 
     def feed(self, event, event_index, received_at=None, line=None):
@@ -108,31 +108,33 @@ class Accumulator:
         A line without an id of its own is named by its place in the stream
         (replay.py) when `line` is given, else by its buffer index.
         """
-        key = self._window_key(event, line)
+        digest = _line_digest(event, line)
+        key = self._window_key(event, digest)
         if key is not None:
             if key in self._recent:
                 return []  # a re-sent line (or state of an item: a runner retrying its last lines)
             self._recent.add(key)
         if event.item_id and event.item_id in self.buffer.done_items:
             return []  # a re-sent state of an item this turn has finished
-        return self._take(event, event_index, received_at, line)
+        return self._take(event, event_index, received_at, digest)
 
     def feed_unless_repeat(self, event, event_index, received_at=None, line=None):
         """`feed`, or None when `is_repeat`: what the two say in a row, with the
         line's window key computed and looked up once."""
         if event.item_id and event.item_id in self.buffer.done_items:
             return None
-        key = self._window_key(event, line)
+        digest = _line_digest(event, line)
+        key = self._window_key(event, digest)
         if key is not None:
             if key in self._recent:
                 return None
             self._recent.add(key)
-        return self._take(event, event_index, received_at, line)
+        return self._take(event, event_index, received_at, digest)
 
-    def _take(self, event, event_index, received_at, line):
-        """`feed` for an event that is no re-sent copy."""
+    def _take(self, event, event_index, received_at, digest):
+        """`feed` for an event that is no re-sent copy (`digest`: its `_line_digest`)."""
         buf = self.buffer
-        identity, replay_identity = self._names(event, event_index, line)
+        identity, replay_identity = self._names(event, event_index, digest)
         if identity is None:
             return []  # the last line of a copy of the open turn, now undone
         if event.kind == ev.SYSTEM:
@@ -176,30 +178,30 @@ class Accumulator:
         lines are a re-sent copy) or not (new output)."""
         self.replay.settle(replayed)
 
-    def _window_key(self, event, line):
-        """The replay window's key of the line: of its own id, else of its item state
-        (None: it has neither). A line with an id has no item key."""
+    def _window_key(self, event, digest):
+        """The replay window's key of the line (`digest`: its `_line_digest`): of its own
+        id, else of its item state (None: it has neither). A line with an id has no item key."""
         if event.identity:
             return line_key(event.identity)
-        item_key = self._item_key(event, line)
+        item_key = self._item_key(event, digest)
         return line_key(item_key) if item_key else None
 
-    def _item_key(self, event, line):
+    def _item_key(self, event, digest):
         """The name of one state of an item (a Codex item line): the provider turn it
-        belongs to, the item's id and the line's text. Item ids start afresh with every
-        turn, and an item's states differ in their text, so the same name twice is the
-        same line sent twice, wherever in the window the first copy sits."""
-        if not event.item_id or event.identity or line is None:
+        belongs to, the item's id and the line's text (its `digest`). Item ids start afresh
+        with every turn, and an item's states differ in their text, so the same name twice
+        is the same line sent twice, wherever in the window the first copy sits."""
+        if not event.item_id or event.identity or digest is None:
             return None
-        return f"item:{self._runs}:{event.item_id}:{line_hash(line)}"
+        return f"item:{self._runs}:{event.item_id}:{digest}"
 
-    def _names(self, event, event_index, line):
+    def _names(self, event, event_index, digest):
         """(the line's id, the id a replay candidate gives it, or None)."""
         if event.identity:
             return event.identity, event.identity if self.replay.running else None
-        if line is None or event.kind == ev.IGNORED:  # an ignored line names nothing
+        if digest is None or event.kind == ev.IGNORED:  # an ignored line names nothing
             return f"@{event_index}", None
-        chain_id, candidate_id, turn = self.replay.name(line)
+        chain_id, candidate_id, turn = self.replay.name_hashed(digest)
         buf = self.buffer
         if turn == RESTARTED:
             buf.mark_for_replay()
@@ -265,6 +267,15 @@ def _recent_keys(stored):
     if isinstance(stored, str):
         return stored
     return "".join(line_key(identity) for identity in stored[-REPLAY_WINDOW:])
+
+
+def _line_digest(event, line):
+    """`line_hash(line)` where the item key or the replay chain reads it (a line with no
+    id of its own that is an item state or not ignored), else None. Taken once per line,
+    though both read it: a Codex item line can hold tens of kilobytes of output."""
+    if line is None or event.identity or not (event.item_id or event.kind != ev.IGNORED):
+        return None
+    return line_hash(line)
 
 
 def runner_note(event_index, payload):
