@@ -67,9 +67,12 @@ def token_usage(usage):
     """The whole-number token counts of a Messages API `usage` object ({} if none)."""
     if not isinstance(usage, dict):
         return {}
-    return {key: usage[key] for key in USAGE_FIELDS
-            if isinstance(usage.get(key), int) and not isinstance(usage.get(key), bool)
-            and 0 <= usage[key] < 2**40}
+    counts = {}
+    for key in USAGE_FIELDS:  # a loop, not a comprehension: each value looked up once
+        value = usage.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**40:
+            counts[key] = value
+    return counts
 
 
 def parse_user(obj):

@@ -244,10 +244,10 @@ def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
         event, closed = None, None
         if out.stream == "stdout":
             event = parse_line(out.payload)
-            if accumulator.is_repeat(event, out.payload):
-                event = None  # a re-sent line: no turn content, no live events
-            outcomes = accumulator.feed(event, out.event_index, stamp, out.payload) if event else []
-            if event:
+            outcomes = accumulator.feed_unless_repeat(event, out.event_index, stamp, out.payload)
+            if outcomes is None:
+                event, outcomes = None, []  # a re-sent line: no turn content, no live events
+            else:
                 evidence.observe(event, out.event_index)
         elif out.stream == "system":
             outcomes = [runner_note(out.event_index, out.payload)]

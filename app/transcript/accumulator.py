@@ -8,12 +8,12 @@ saves as they come (`take_unsaved_parts`: new parts appended, a restated item
 rewritten in place) so that each request costs the same however long the turn
 has grown.
 """
-import base64
-import functools
+import binascii
 import hashlib
 from typing import NamedTuple
 
 from app.transcript import event_types as ev
+from app.transcript.recent_keys import RecentKeys
 from app.transcript.replay import CAUGHT_UP
 from app.transcript.replay import RESTARTED
 from app.transcript.replay import ReplayChain
@@ -33,6 +33,7 @@ REPLAY_WINDOW = 256
 # about 2**-60.
 LINE_KEY_BYTES = 9
 LINE_KEY_CHARS = 12
+URLSAFE = bytes.maketrans(b"+/", b"-_")
 # The key under which a provider's running total for the turn (Codex's legacy
 # token_count) is kept among the per-message usages; no message id looks like it.
 TURN_TOTAL = "@turn"
@@ -60,9 +61,8 @@ class Accumulator:
         self.buffer = buffer or TurnBuffer()
         # provider turns begun so far (turn.started lines): the scope of item ids
         self._runs = runs
-        # the window as it is stored: one string of keys, oldest first. Kept as the
-        # string (a search in it is a C loop) so a request restores it for free.
-        self._recent = recent_keys
+        # the window, restored from its stored string for free (recent_keys.py)
+        self._recent = RecentKeys(recent_keys, LINE_KEY_CHARS, REPLAY_WINDOW)
         self.replay = ReplayChain(replay)
 
     @classmethod
@@ -77,7 +77,7 @@ class Accumulator:
         """The state to store, without the parts (take and save those first)."""
         if self.buffer.parts or self.buffer.restated:
             raise RuntimeError("take_unsaved_parts() before snapshot()")
-        return {"turn": self.buffer.header(), "recent_ids": self._recent,
+        return {"turn": self.buffer.header(), "recent_ids": self._recent.stored(),
                 "replay": self.replay.snapshot(), "runs": self._runs}
 
     def take_unsaved_parts(self):
@@ -98,10 +98,8 @@ class Accumulator:
         (or of a state of an item the open turn has finished)."""
         if event.item_id and event.item_id in self.buffer.done_items:
             return True
-        item_key = self._item_key(event, line)
-        if item_key and self._in_window(line_key(item_key)):
-            return True
-        return bool(event.identity) and self._in_window(line_key(event.identity))
+        key = self._window_key(event, _line_digest(event, line) if event.item_id else None)
+        return key is not None and key in self._recent
 
     def feed(self, event, event_index, received_at=None, line=None):
         """Take one event, read from `line` and received at `received_at` (ISO text);
@@ -110,15 +108,33 @@ class Accumulator:
         A line without an id of its own is named by its place in the stream
         (replay.py) when `line` is given, else by its buffer index.
         """
-        if event.identity and not self._first_sighting(event.identity):
-            return []
-        item_key = self._item_key(event, line)
-        if item_key and not self._first_sighting(item_key):
-            return []  # this state of this item, re-sent (a runner retrying its last lines)
-        buf = self.buffer
-        if event.item_id and event.item_id in buf.done_items:
+        digest = _line_digest(event, line)
+        key = self._window_key(event, digest)
+        if key is not None:
+            if key in self._recent:
+                return []  # a re-sent line (or state of an item: a runner retrying its last lines)
+            self._recent.add(key)
+        if event.item_id and event.item_id in self.buffer.done_items:
             return []  # a re-sent state of an item this turn has finished
-        identity, replay_identity = self._names(event, event_index, line)
+        return self._take(event, event_index, received_at, digest)
+
+    def feed_unless_repeat(self, event, event_index, received_at=None, line=None):
+        """`feed`, or None when `is_repeat`: what the two say in a row, with the
+        line's window key computed and looked up once."""
+        if event.item_id and event.item_id in self.buffer.done_items:
+            return None
+        digest = _line_digest(event, line)
+        key = self._window_key(event, digest)
+        if key is not None:
+            if key in self._recent:
+                return None
+            self._recent.add(key)
+        return self._take(event, event_index, received_at, digest)
+
+    def _take(self, event, event_index, received_at, digest):
+        """`feed` for an event that is no re-sent copy (`digest`: its `_line_digest`)."""
+        buf = self.buffer
+        identity, replay_identity = self._names(event, event_index, digest)
         if identity is None:
             return []  # the last line of a copy of the open turn, now undone
         if event.kind == ev.SYSTEM:
@@ -162,22 +178,30 @@ class Accumulator:
         lines are a re-sent copy) or not (new output)."""
         self.replay.settle(replayed)
 
-    def _item_key(self, event, line):
-        """The name of one state of an item (a Codex item line): the provider turn it
-        belongs to, the item's id and the line's text. Item ids start afresh with every
-        turn, and an item's states differ in their text, so the same name twice is the
-        same line sent twice, wherever in the window the first copy sits."""
-        if not event.item_id or event.identity or line is None:
-            return None
-        return f"item:{self._runs}:{event.item_id}:{line_hash(line)}"
+    def _window_key(self, event, digest):
+        """The replay window's key of the line (`digest`: its `_line_digest`): of its own
+        id, else of its item state (None: it has neither). A line with an id has no item key."""
+        if event.identity:
+            return line_key(event.identity)
+        item_key = self._item_key(event, digest)
+        return line_key(item_key) if item_key else None
 
-    def _names(self, event, event_index, line):
+    def _item_key(self, event, digest):
+        """The name of one state of an item (a Codex item line): the provider turn it
+        belongs to, the item's id and the line's text (its `digest`). Item ids start afresh
+        with every turn, and an item's states differ in their text, so the same name twice
+        is the same line sent twice, wherever in the window the first copy sits."""
+        if not event.item_id or event.identity or digest is None:
+            return None
+        return f"item:{self._runs}:{event.item_id}:{digest}"
+
+    def _names(self, event, event_index, digest):
         """(the line's id, the id a replay candidate gives it, or None)."""
         if event.identity:
             return event.identity, event.identity if self.replay.running else None
-        if line is None or event.kind == ev.IGNORED:  # an ignored line names nothing
+        if digest is None or event.kind == ev.IGNORED:  # an ignored line names nothing
             return f"@{event_index}", None
-        chain_id, candidate_id, turn = self.replay.name(line)
+        chain_id, candidate_id, turn = self.replay.name_hashed(digest)
         buf = self.buffer
         if turn == RESTARTED:
             buf.mark_for_replay()
@@ -205,23 +229,9 @@ class Accumulator:
         if info.get("message_usage") and message_id:
             self.buffer.final_usage[message_id] = dict(info["message_usage"])
 
-    def _first_sighting(self, identity):
-        """Record a line id; False when it was seen within the replay window."""
-        key = line_key(identity)
-        if self._in_window(key):
-            return False
-        self._recent = (self._recent + key)[-REPLAY_WINDOW * LINE_KEY_CHARS:]
-        return True
-
     def _in_window(self, key):
-        """True when `key` is one of the window's keys (a match must start on a key's
-        boundary: one straddling two keys is no match)."""
-        at = self._recent.find(key)
-        while at != -1:
-            if at % LINE_KEY_CHARS == 0:
-                return True
-            at = self._recent.find(key, at + 1)
-        return False
+        """True when `key` is one of the window's keys."""
+        return key in self._recent
 
     def _close(self, trigger, result, completed_at):
         buf = self.buffer
@@ -244,11 +254,11 @@ class Accumulator:
         return turn
 
 
-@functools.lru_cache(maxsize=1024)  # a line's key is asked for twice (is_repeat, then feed)
 def line_key(identity):
-    """The replay window's fixed-width digest of a line id."""
+    """The replay window's fixed-width digest of a line id, in URL-safe base64."""
     digest = hashlib.blake2b(identity.encode("utf-8", "surrogatepass"), digest_size=LINE_KEY_BYTES)
-    return base64.urlsafe_b64encode(digest.digest()).decode("ascii")
+    # base64.urlsafe_b64encode, without the two Python calls it makes per key
+    return binascii.b2a_base64(digest.digest(), newline=False).translate(URLSAFE).decode("ascii")
 
 
 def _recent_keys(stored):
@@ -257,6 +267,15 @@ def _recent_keys(stored):
     if isinstance(stored, str):
         return stored
     return "".join(line_key(identity) for identity in stored[-REPLAY_WINDOW:])
+
+
+def _line_digest(event, line):
+    """`line_hash(line)` where the item key or the replay chain reads it (a line with no
+    id of its own that is an item state or not ignored), else None. Taken once per line,
+    though both read it: a Codex item line can hold tens of kilobytes of output."""
+    if line is None or event.identity or not (event.item_id or event.kind != ev.IGNORED):
+        return None
+    return line_hash(line)
 
 
 def runner_note(event_index, payload):

@@ -54,7 +54,11 @@ class ReplayChain:
         whole stream: the copy is over, and the stream goes on from there as if it had
         not been sent again (so a later copy is known the same way).
         """
-        state, digest = self.state, line_hash(line)
+        return self.name_hashed(line_hash(line))
+
+    def name_hashed(self, digest):
+        """`name` of the line whose `line_hash` is `digest`."""
+        state = self.state
         restarted = None
         if state["first"] is None:
             state["first"] = digest

@@ -1,6 +1,9 @@
 """The accumulator on its own: events in, turns out, no database."""
+from pathlib import Path
+
 import pytest
 
+from app.providers import get_parser
 from app.providers.claude import parse_line
 from app.transcript.accumulator import COMPLETION_TRIGGER
 from app.transcript.accumulator import LINE_KEY_CHARS
@@ -372,3 +375,31 @@ def test_a_key_found_across_two_keys_of_the_window_is_no_match():
     assert len(straddling) == LINE_KEY_CHARS and straddling not in (line_key("a-1"), line_key("a-2"))
     # (no id digests to a chosen string, so the window's search is asked directly)
     assert acc._in_window(line_key("a-2")) and not acc._in_window(straddling)
+
+
+STREAMS = Path(__file__).resolve().parents[1] / "fixtures" / "streams"
+
+
+@pytest.mark.parametrize("path", sorted(STREAMS.glob("*/*.jsonl")),
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_feed_unless_repeat_says_what_is_repeat_then_feed_say(path):
+    parse = get_parser(path.parent.name)
+    lines = path.read_text().splitlines()
+    # the stream, a runner retrying the last lines of each third, then all of it again
+    sent = [line for at in range(len(lines)) for line in
+            ([lines[at]] if at % 3 else lines[max(0, at - 2):at + 1])] + lines
+    both, one = Accumulator(), Accumulator()
+    for index, line in enumerate(sent):
+        event = parse(line)
+        expected = None if both.is_repeat(event, line) else both.feed(event, index, "t", line)
+        assert one.feed_unless_repeat(event, index, "t", line) == expected
+    for acc in (both, one):
+        acc.take_unsaved_parts()
+    assert one.snapshot() == both.snapshot()
+
+
+def test_a_line_key_is_the_url_safe_base64_of_the_id_s_9_byte_blake2b_digest():
+    # stored in every session's window: the same id must keep the same key across versions
+    # ("a-9" digests to bytes whose standard base64 holds both "/" and "+")
+    assert line_key("a-9") == "jeZd_sGrBL-i"
+    assert len(line_key("")) == LINE_KEY_CHARS

@@ -1,8 +1,10 @@
 """Test-run summaries, each read from its tool's real output format."""
 import pathlib
+import re
 
 import pytest
 
+from app.transcript.test_summaries import may_report_tests
 from app.transcript.test_summaries import summarize
 
 OUTPUTS = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "test_outputs"
@@ -138,3 +140,19 @@ def test_go_test_without_v_counts_packages(output, counts):
 def test_go_failures_without_package_lines_are_the_failing_tests():
     found = summarize("--- FAIL: TestSplit (0.00s)\n    --- FAIL: TestSplit/comma (0.00s)\n")
     assert (found["passed"], found["failed"]) == (0, 2)
+
+
+# The pre-check as one regex: what may_report_tests answers with substring tests.
+REPORT_PATTERN = re.compile(
+    r"passed|passing|failed|error|skipped|deselected|Ran \d|test result|Tests|--- |^ok |FAIL"
+    r"|no tests ran", re.M)
+
+
+@pytest.mark.parametrize("output", [
+    *(path.read_text("utf-8") for path in sorted(OUTPUTS.iterdir())),
+    "README.md\nsetup.cfg\n", "ok 1 - adds\n", "built\nok  \tpkg/a\t0.01s", "look ok here",
+    "\rok 1", "Ran 12 tests", "Ran twelve", "Ran \u0663 tests", "0 FAILED", "fail", "Test", "--",
+    "collected 0 items\n\nno tests ran in 0.01s", "",
+])
+def test_the_pre_check_says_what_the_pattern_of_its_words_says(output):
+    assert may_report_tests(output) == (REPORT_PATTERN.search(output) is not None)
