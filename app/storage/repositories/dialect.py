@@ -3,6 +3,7 @@
 Everything else is portable SQL that SQLite and PostgreSQL both run as written:
 ON CONFLICT, RETURNING, row values, TEXT JSON and ISO-8601 TEXT times.
 """
+import functools
 import re
 
 from sqlalchemy.exc import DBAPIError
@@ -44,7 +45,7 @@ def on_driver(conn, sql, params, many=False):
     more than the statement itself. Driver errors come out as SQLAlchemy's, as from
     `conn.execute`, so the app's handlers (a locked database, a timeout) still see them.
     """
-    statement = sql.format(m=mark(conn))
+    statement = _driver_sql(sql, mark(conn))
     cursor = conn.connection.cursor()
     try:
         if many:
@@ -57,6 +58,14 @@ def on_driver(conn, sql, params, many=False):
                                   dialect=conn.dialect) from err
     finally:
         cursor.close()
+
+
+@functools.lru_cache(maxsize=1024)
+def _driver_sql(sql, marker):
+    """`sql` with its markers filled in, once per statement: formatting a long
+    statement on every call cost as much as running a small one. (Statements built
+    with a row count, up to 100 rows, are a bounded set too.)"""
+    return sql.format(m=marker)
 
 
 def ddl(conn, statement):
