@@ -33,26 +33,23 @@ COUNT_RUNNING_OF_USER = text(
     "SELECT COUNT(*) FROM agent_sessions WHERE user_id = :user_id AND status = 'running'"
 )
 NUL = "\x00"
-SELECT_ONE = text(f"SELECT {COLUMNS} FROM agent_sessions WHERE session_id = :session_id")
+SELECT_ONE_SQL = f"SELECT {COLUMNS} FROM agent_sessions WHERE session_id = :session_id"
+SELECT_ONE = text(SELECT_ONE_SQL)
 # Where each followed session stands, for the live hub's one poll per process.
 SELECT_MARKS = text(
     "SELECT session_id, next_event_index, status FROM agent_sessions"
     " WHERE session_id IN :session_ids"
 ).bindparams(bindparam("session_ids", expanding=True))
 MARKS_PER_QUERY = 500
-# A no-op write that returns the row: it takes the row lock (PostgreSQL; SQLite
-# writers already hold the database lock) so ingest for one session is serial.
-LOCK_AND_SELECT = text(
-    "UPDATE agent_sessions SET next_event_index = next_event_index"
-    f" WHERE session_id = :session_id RETURNING {COLUMNS}"
-)
-# The session locked for an ingest, with the open turn's header and the highest
-# producer seq stored: what it would otherwise read in two more statements. A SQLite
-# writer holds the database's write lock from BEGIN IMMEDIATE on, so there it is a
-# plain read (the no-op UPDATE above would rewrite the row and its header of a few
-# KiB for nothing); PostgreSQL locks the row, leaving no dead row version behind.
-# This and RECORD_INGEST run on the driver's cursor (`{m}` marks a parameter): they
-# are two of the five statements of every ingest request.
+# A session read for a write use case, locked so that the writes to one session are
+# serial. A SQLite writer holds the database's write lock from BEGIN IMMEDIATE on, so
+# there it is a plain read (a no-op UPDATE would rewrite the row, with its turn header
+# of a few KiB, for nothing); PostgreSQL locks the row, leaving no dead row version.
+LOCK_ONE = {"sqlite": SELECT_ONE, "postgresql": text(SELECT_ONE_SQL + " FOR UPDATE")}
+# The same for an ingest, with the open turn's header and the highest producer seq
+# stored: what it would otherwise read in two more statements. This and RECORD_INGEST
+# run on the driver's cursor (`{m}` marks a parameter): they are two of the five
+# statements of every ingest request.
 SELECT_LOCKED = "SELECT " + COLUMNS + ", turn_state, max_seq FROM agent_sessions WHERE session_id = {m}"
 LOCK_FOR_WRITE = {"sqlite": SELECT_LOCKED, "postgresql": SELECT_LOCKED + " FOR UPDATE"}
 LOCKED_NAMES = [name.strip() for name in COLUMNS.split(",")] + ["turn_state", "max_seq"]
@@ -156,7 +153,7 @@ class SessionRepository:
 
     def get_for_update(self, session_id):
         """Lock the session row for this transaction, then read it."""
-        return self._one(LOCK_AND_SELECT, session_id)
+        return self._one(choose(self.conn, LOCK_ONE), session_id)
 
     def lock_for_write(self, session_id):
         """Lock the session row for this transaction; the session with its open turn's
