@@ -74,6 +74,9 @@ class WalCheckpointer:
             return
         try:
             self._loop(conn)
+        except BaseException:
+            self._stop()  # so that the next write starts a thread again
+            raise
         finally:
             conn.close()
 

@@ -1,6 +1,7 @@
 """The write-ahead log is checkpointed by a thread while writes come, not by the
 commit that fills it; requests keep SQLite's automatic checkpoint as a backstop."""
 import os
+import sqlite3
 import time
 
 import pytest
@@ -11,6 +12,7 @@ from app.db import writing
 from app.extensions import db
 from app.services.ingest import ingest_output
 from app.services.models import Chunk
+from app.storage import wal_checkpoints
 from app.storage.wal_checkpoints import BACKSTOP_PAGES
 from app.storage.wal_checkpoints import WalCheckpointer
 
@@ -85,3 +87,17 @@ def test_a_missing_database_file_is_not_created(tmp_path):
     checkpointer.wrote()
     wait_for(lambda: not checkpointer.running)
     assert not path.exists() and checkpointer.checkpoints == 0
+
+
+def test_a_thread_that_fails_lets_the_next_write_start_another(tmp_path, monkeypatch):
+    path = tmp_path / "t.sqlite"
+    sqlite3.connect(path).close()
+    checkpointer = WalCheckpointer(str(path), 0.01)
+
+    def broken(conn):
+        raise RuntimeError("an unexpected failure")
+    monkeypatch.setattr(checkpointer, "_checkpoint", broken)
+    monkeypatch.setattr(wal_checkpoints, "_start_thread", lambda run, args: run(*args))
+    with pytest.raises(RuntimeError):
+        checkpointer.wrote()  # run inline here: the failure surfaces in the caller
+    assert not checkpointer.running
