@@ -21,6 +21,11 @@ DDL_REWRITES = {"postgresql": POSTGRESQL_DDL}
 # lock held until the transaction ends (the number is turnlog's own). SQLite
 # needs nothing: its writers already queue for the database's write lock.
 LOCK_MIGRATIONS = {"postgresql": "SELECT pg_advisory_xact_lock(8370164)"}
+# What makes a SELECT lock the rows it reads for the writing transaction. A SQLite
+# writer holds the whole database's write lock from BEGIN IMMEDIATE on, so there a
+# plain read is enough (a no-op UPDATE would rewrite the row for nothing); PostgreSQL
+# locks the rows, leaving no dead row version as an UPDATE would.
+ROW_LOCK = {"sqlite": "", "postgresql": " FOR UPDATE"}
 
 
 def mark(conn):
@@ -80,6 +85,11 @@ def lock_migrations(conn):
     statement = LOCK_MIGRATIONS.get(conn.dialect.name)
     if statement:
         conn.exec_driver_sql(statement)
+
+
+def locking(select):
+    """{dialect: `select` made to lock the rows it reads} (ROW_LOCK), for `choose`."""
+    return {name: select + clause for name, clause in ROW_LOCK.items()}
 
 
 def choose(conn, by_dialect):

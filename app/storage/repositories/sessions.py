@@ -8,6 +8,7 @@ from app.formats import fast_json
 from app.services.models import AgentSession
 from app.services.models import LockedSession
 from app.storage.repositories.dialect import choose
+from app.storage.repositories.dialect import locking
 from app.storage.repositories.dialect import on_driver
 
 COLUMNS = (
@@ -41,17 +42,15 @@ SELECT_MARKS = text(
     " WHERE session_id IN :session_ids"
 ).bindparams(bindparam("session_ids", expanding=True))
 MARKS_PER_QUERY = 500
-# A session read for a write use case, locked so that the writes to one session are
-# serial. A SQLite writer holds the database's write lock from BEGIN IMMEDIATE on, so
-# there it is a plain read (a no-op UPDATE would rewrite the row, with its turn header
-# of a few KiB, for nothing); PostgreSQL locks the row, leaving no dead row version.
-LOCK_ONE = {"sqlite": SELECT_ONE, "postgresql": text(SELECT_ONE_SQL + " FOR UPDATE")}
+# A session read for a write use case, its row locked so that the writes to one
+# session are serial (dialect.ROW_LOCK says how each database does it).
+LOCK_ONE = {name: text(sql) for name, sql in locking(SELECT_ONE_SQL).items()}
 # The same for an ingest, with the open turn's header and the highest producer seq
 # stored: what it would otherwise read in two more statements. This and RECORD_INGEST
 # run on the driver's cursor (`{m}` marks a parameter): they are two of the five
 # statements of every ingest request.
 SELECT_LOCKED = "SELECT " + COLUMNS + ", turn_state, max_seq FROM agent_sessions WHERE session_id = {m}"
-LOCK_FOR_WRITE = {"sqlite": SELECT_LOCKED, "postgresql": SELECT_LOCKED + " FOR UPDATE"}
+LOCK_FOR_WRITE = locking(SELECT_LOCKED)
 LOCKED_NAMES = [name.strip() for name in COLUMNS.split(",")] + ["turn_state", "max_seq"]
 # Newest first, keyset paged; (owner filter?, after a cursor?) -> statement. Four
 # fixed statements rather than `:owner IS NULL OR ...`, which PostgreSQL cannot type.
