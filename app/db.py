@@ -6,6 +6,7 @@ from sqlalchemy.orm import Session
 
 from app.extensions import db
 from app.storage import live_notify
+from app.storage.repositories.dialect import driver_errors
 from app.storage.sqlite_lock import C_BUSY_MS
 from app.storage.sqlite_lock import begin_immediate
 from app.storage.unit_of_work import WRITE_OPTION
@@ -15,15 +16,22 @@ from app.storage.wal_checkpoints import BACKSTOP_PAGES
 from app.storage.wal_checkpoints import WalCheckpointer
 from app.storage.wal_checkpoints import database_file
 
+# app.extensions key: (how a write unit of work begins on the driver, or None; what
+# it calls after a commit, or None), as configure_sqlite set them up.
+WRITES = "turnlog_writes"
+
 
 def init_app(app):
     """Bind flask-sqlalchemy to `app`; on SQLite, set turnlog's connection pragmas."""
     db.init_app(app)
     with app.app_context():
         engine = db.engine
+        begin, checkpointer = None, None
         if engine.dialect.name == "sqlite":
-            app.extensions["wal_checkpointer"] = configure_sqlite(
+            begin, checkpointer = configure_sqlite(
                 engine, app.config["SQLITE_BUSY_TIMEOUT"], app.config["SQLITE_CHECKPOINT_SECONDS"])
+        app.extensions["wal_checkpointer"] = checkpointer
+        app.extensions[WRITES] = (begin, checkpointer.wrote if checkpointer else None)
 
 
 def configure_sqlite(engine, busy_timeout, checkpoint_seconds=0):
@@ -36,7 +44,8 @@ def configure_sqlite(engine, busy_timeout, checkpoint_seconds=0):
 
     With `checkpoint_seconds`, a thread checkpoints the log that often while writes
     come, instead of the commit that happens to fill it (app/storage/wal_checkpoints.py);
-    it is returned (None: commits checkpoint a full log, as SQLite does by default).
+    it is returned (None: commits checkpoint a full log, as SQLite does by default),
+    after the function that begins a write unit of work's transaction on the driver.
     """
     path = database_file(engine) if checkpoint_seconds else None
     checkpointer = WalCheckpointer(path, checkpoint_seconds) if path else None
@@ -53,13 +62,24 @@ def configure_sqlite(engine, busy_timeout, checkpoint_seconds=0):
             cursor.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
         cursor.close()
 
+    def begin_write(conn):
+        """BEGIN IMMEDIATE on the driver of `conn`, waiting for the lock in Python."""
+        driver = conn.connection.driver_connection
+
+        def last_try():
+            with driver_errors(conn, "BEGIN IMMEDIATE"):
+                driver.execute("BEGIN IMMEDIATE")
+
+        begin_immediate(driver, busy_timeout, last_try)
+
     @event.listens_for(engine, "begin")
     def on_begin(conn):
-        if not conn.get_execution_options().get(WRITE_OPTION):
+        if conn.connection.driver_connection.in_transaction:
+            return  # begun on the driver by a write unit of work (begin_write)
+        if conn.get_execution_options().get(WRITE_OPTION):
+            begin_write(conn)
+        else:
             conn.exec_driver_sql("BEGIN")
-            return
-        begin_immediate(conn.connection.driver_connection, busy_timeout,
-                        lambda: conn.exec_driver_sql("BEGIN IMMEDIATE"))
 
     if checkpointer:
         @event.listens_for(engine, "commit")
@@ -67,7 +87,7 @@ def configure_sqlite(engine, busy_timeout, checkpoint_seconds=0):
             if conn.get_execution_options().get(WRITE_OPTION):
                 checkpointer.wrote()
 
-    return checkpointer
+    return begin_write, checkpointer
 
 
 def reading():
@@ -78,7 +98,8 @@ def reading():
 def writing():
     """A unit of work that holds the write lock from its first statement, on a pooled
     connection of its own (writes need none of the ORM session's bookkeeping)."""
-    return EngineUnitOfWork(db.engine, write=True)
+    begin, after_commit = current_app.extensions[WRITES]
+    return EngineUnitOfWork(db.engine, write=True, begin=begin, after_commit=after_commit)
 
 
 def detached_units_of_work():

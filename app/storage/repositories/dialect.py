@@ -5,6 +5,7 @@ ON CONFLICT, RETURNING, row values, TEXT JSON and ISO-8601 TEXT times.
 """
 import functools
 import re
+from contextlib import contextmanager
 
 from sqlalchemy.exc import DBAPIError
 
@@ -53,16 +54,26 @@ def on_driver(conn, sql, params, many=False):
     statement = _driver_sql(sql, mark(conn))
     cursor = conn.connection.cursor()
     try:
-        if many:
-            cursor.executemany(statement, params)
-        else:
-            cursor.execute(statement, params)
-        return cursor.fetchall() if cursor.description else []
-    except conn.dialect.loaded_dbapi.Error as err:
-        raise DBAPIError.instance(statement, params, err, conn.dialect.loaded_dbapi.Error,
-                                  dialect=conn.dialect) from err
+        with driver_errors(conn, statement, params):
+            if many:
+                cursor.executemany(statement, params)
+            else:
+                cursor.execute(statement, params)
+            return cursor.fetchall() if cursor.description else []
     finally:
         cursor.close()
+
+
+@contextmanager
+def driver_errors(conn, statement, params=()):
+    """Errors of the driver of `conn` raised as SQLAlchemy's (as `conn.execute` raises
+    them), for work done on the driver itself: the app's handlers (a locked database,
+    a timeout) see them as from anywhere else."""
+    error = conn.dialect.loaded_dbapi.Error
+    try:
+        yield
+    except error as err:
+        raise DBAPIError.instance(statement, params, err, error, dialect=conn.dialect) from err
 
 
 @functools.lru_cache(maxsize=1024)
