@@ -31,6 +31,7 @@ from app.transcript.turns import Turn
 from app.transcript.usage import transcript_delta
 
 log = logging.getLogger(__name__)
+NOTHING_WRITTEN = TranscriptDelta(0, 0, 0)
 
 
 def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, clock=utc_now,
@@ -308,6 +309,8 @@ def _write(uow, session_id, turns, drafts, stamp):
     id-less result line closing an empty buffer) is no conversation turn, unless
     it reports a failure.
     """
+    if not turns and all(draft is None for draft in drafts):
+        return NOTHING_WRITTEN, {}  # most requests close nothing: no statement, no sums
     real = [turn for turn in turns if not turn.is_empty]
     new_keys = set(uow.turns.add_many_if_new(session_id, [turn.turn_id for turn in real], stamp))
     new_turns = len(new_keys)

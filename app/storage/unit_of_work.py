@@ -51,7 +51,45 @@ class AbstractUnitOfWork:
         raise NotImplementedError
 
 
-class SqlUnitOfWork(AbstractUnitOfWork):
+class _Repository:
+    """A repository class as an attribute of a unit of work: made on first use, bound
+    to the unit of work's connection, then kept in the unit of work's own attributes."""
+
+    def __init__(self, repository):
+        self.repository = repository
+        self.name = None
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, uow, owner=None):
+        if uow is None:
+            return self
+        repository = self.repository(uow._conn_of_repositories)
+        setattr(uow, self.name, repository)  # found first from now on: no second call
+        return repository
+
+
+class _SqlRepositories(AbstractUnitOfWork):
+    """The repositories of one connection (`_bind`), each made when first used: a use
+    case touches a few of the twelve, and making them all showed in an ingest request."""
+
+    _conn_of_repositories = None
+    sessions = _Repository(SessionRepository)
+    messages = _Repository(MessageRepository)
+    outputs = _Repository(OutputRepository)
+    turn_states = _Repository(TurnStateRepository)
+    turns = _Repository(TurnRepository)
+    usage = _Repository(UsageRepository)
+    stream_cursors = _Repository(StreamCursorRepository)
+    stream_leases = _Repository(StreamLeaseRepository)
+    tokens = _Repository(TokenRepository)
+    search = _Repository(SearchRepository)
+    final_events = _Repository(FinalEventRepository)
+    evidence = _Repository(EvidenceRepository)
+
+
+class SqlUnitOfWork(_SqlRepositories):
     """A unit of work on a SQLAlchemy `Session` (flask-sqlalchemy's per-request one).
 
     It owns the session's transaction from `__enter__` to `__exit__`, and so it
@@ -92,7 +130,7 @@ class SqlUnitOfWork(AbstractUnitOfWork):
         self._session.rollback()
 
 
-class EngineUnitOfWork(AbstractUnitOfWork):
+class EngineUnitOfWork(_SqlRepositories):
     """A unit of work on a connection of its own from `engine`'s pool, for writes.
 
     The ORM session's transaction bookkeeping cost more than a small ingest request's
@@ -121,7 +159,8 @@ class EngineUnitOfWork(AbstractUnitOfWork):
             raise RuntimeError("a write unit of work is already open here (nested units of work?)")
         self._conn = self._engine.connect()
         if self._write:
-            self._conn.execution_options(**{WRITE_OPTION: True})
+            if self._begin is None:  # SQLAlchemy begins: the SQLite `begin` hook reads this
+                self._conn.execution_options(**{WRITE_OPTION: True})
             self._outer = _writer.set(True)
         try:
             if self._begin is not None:
@@ -165,20 +204,17 @@ class EngineUnitOfWork(AbstractUnitOfWork):
 def repositories_on(conn):
     """The repositories bound to `conn`, inside a transaction its caller owns (a
     migration's Python step): it has no commit, and leaving it rolls nothing back."""
-    return _bind(AbstractUnitOfWork(), conn)
+    return _bind(_SqlRepositories(), conn)
+
+
+REPOSITORY_NAMES = [name for name, value in vars(_SqlRepositories).items()
+                    if isinstance(value, _Repository)]
 
 
 def _bind(uow, conn):
-    uow.sessions = SessionRepository(conn)
-    uow.messages = MessageRepository(conn)
-    uow.outputs = OutputRepository(conn)
-    uow.turn_states = TurnStateRepository(conn)
-    uow.turns = TurnRepository(conn)
-    uow.usage = UsageRepository(conn)
-    uow.stream_cursors = StreamCursorRepository(conn)
-    uow.stream_leases = StreamLeaseRepository(conn)
-    uow.tokens = TokenRepository(conn)
-    uow.search = SearchRepository(conn)
-    uow.final_events = FinalEventRepository(conn)
-    uow.evidence = EvidenceRepository(conn)
+    """Bind `uow`'s repositories to `conn`, forgetting any made on an earlier connection."""
+    state = vars(uow)
+    for name in REPOSITORY_NAMES:
+        state.pop(name, None)
+    uow._conn_of_repositories = conn
     return uow
