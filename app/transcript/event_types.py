@@ -12,7 +12,7 @@ TURN_STARTED = "turn_started"
 IGNORED = "ignored"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made for every line, and frozen costs ~2 us more
 class StreamEvent:
     """What one line means to the accumulator.
 
