@@ -4,15 +4,18 @@ Replay sends this text as the `data:` of an `output` event. Escaping a payload a
 a JSON string cost more than reading its row back (bench/stream.py), so ingest
 pays it once per line instead of every replay paying it again.
 """
-from json.encoder import encode_basestring_ascii as json_string
+from app.formats import fast_json
 
 
 def event_json(event_index, stream, payload, created_at):
-    """`{"event_index":…,"stream":…,"payload":…,"created_at":…}`, compact, equal to
-    json.dumps of that dict with separators=(",", ":").
+    """`{"event_index":…,"stream":…,"payload":…,"created_at":…}`, compact, on one line,
+    reading back (json.loads) to that dict.
 
     Only the payload can hold characters JSON must escape: `stream` is one of three
-    words (a CHECK constraint) and `created_at` is turnlog's own ISO-8601 text.
+    words (a CHECK constraint) and `created_at` is turnlog's own ISO-8601 text. The
+    payload is written by orjson (fast_json.dumps), ~10x the speed of the stdlib's
+    ASCII escaping for a typical line: non-ASCII characters stay as they are (a lone
+    surrogate, which orjson refuses, is escaped by the stdlib), as in the live events.
     """
     return (f'{{"event_index":{event_index},"stream":"{stream}",'
-            f'"payload":{json_string(payload)},"created_at":"{created_at}"}}')
+            f'"payload":{fast_json.dumps(payload)},"created_at":"{created_at}"}}')

@@ -70,7 +70,7 @@ def token_usage(usage):
     counts = {}
     for key in USAGE_FIELDS:  # a loop, not a comprehension: each value looked up once
         value = usage.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**40:
+        if type(value) is int and 0 <= value < 2**40:  # JSON's ints; a bool is no count
             counts[key] = value
     return counts
 
@@ -161,7 +161,7 @@ def assistant_blocks(content):
             continue
         if kind == "text" and not (isinstance(block.get("text"), str) and block["text"]):
             continue
-        blocks.append(dict(block))
+        blocks.append(block)  # the line's own decoded dict: nothing else holds it
     return blocks
 
 

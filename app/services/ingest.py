@@ -262,7 +262,7 @@ def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
                 items.extend(evidence.take(outcome))
             drafts.append(policy.draft(outcome))
         line_events.append(live.for_line(event, out.event_index, stamp, accumulator.buffer,
-                                         closed) if event else None)
+                                         closed, accumulator.usage_changed) if event else None)
     dropped = accumulator.take_dropped_parts()
     if dropped is not None:
         uow.turn_states.drop_parts_from(sid, dropped)

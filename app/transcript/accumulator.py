@@ -64,6 +64,9 @@ class Accumulator:
         # the window, restored from its stored string for free (recent_keys.py)
         self._recent = RecentKeys(recent_keys, LINE_KEY_CHARS, REPLAY_WINDOW)
         self.replay = ReplayChain(replay)
+        # Whether the last line fed changed the turn's token usage (not stored: the
+        # live events of that line read it, LiveEvents.for_line)
+        self.usage_changed = False
 
     @classmethod
     def restore(cls, snapshot):
@@ -134,6 +137,7 @@ class Accumulator:
     def _take(self, event, event_index, received_at, digest):
         """`feed` for an event that is no re-sent copy (`digest`: its `_line_digest`)."""
         buf = self.buffer
+        self.usage_changed = False
         identity, replay_identity = self._names(event, event_index, digest)
         if identity is None:
             return []  # the last line of a copy of the open turn, now undone
@@ -160,6 +164,7 @@ class Accumulator:
             self._keep_usage(event.message_id, event.info["usage"])
         if event.info.get("turn_usage"):  # a running total for the turn: the latest stands
             buf.usage[TURN_TOTAL] = dict(event.info["turn_usage"])
+            self.usage_changed = True
         if event.item_id:
             buf.restate_item(event.item_id, event.blocks, event.item_done)
         else:
@@ -216,8 +221,11 @@ class Accumulator:
     def _keep_usage(self, message_id, usage):
         """One usage per message id: the fullest report seen (later lines may add tokens)."""
         known = self.buffer.usage.get(message_id)
+        if known == usage:
+            return  # the usual case: each line of a message repeats its usage
         if known is None or sum(usage.values()) > sum(known.values()):
             self.buffer.usage[message_id] = dict(usage)
+            self.usage_changed = True
 
     def _follow_message_stream(self, info):
         """Partial messages: which message is streaming, and the final usage its

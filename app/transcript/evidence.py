@@ -44,6 +44,9 @@ class EvidenceLines:
     def observe(self, event, event_index):
         """Note the line of a shell tool call, of its result, or of its new state."""
         for block in event.blocks:
+            kind = block.get("type")
+            if kind != "tool_use" and kind != "tool_result":
+                continue  # text and thinking, most blocks: no call to make
             tool_id = self._tool_id(block)
             if not tool_id:
                 continue

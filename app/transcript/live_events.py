@@ -42,9 +42,11 @@ class LiveEvents:
     def turn_id(self):
         return self.state["turn_id"] if self.state else None
 
-    def for_line(self, event, event_index, received_at, buffer, closed=None):
+    def for_line(self, event, event_index, received_at, buffer, closed=None, usage_changed=True):
         """The events of one line the accumulator took (not a re-sent copy): `buffer`
-        is the open turn after it, `closed` the TranscriptTurn it closed, if any."""
+        is the open turn after it, `closed` the TranscriptTurn it closed, if any.
+        `usage_changed` False (the accumulator kept the turn's usage as it was) spares
+        summing it again: the totals the live turn holds stand."""
         out = []
         partial = event.info.get("partial") if event.kind == ev.IGNORED else None
         if partial:
@@ -62,7 +64,8 @@ class LiveEvents:
             else:
                 for block in event.blocks:
                     self.add_block(block, event.message_id, out)
-            if event.info.get("usage") or event.info.get("turn_usage"):  # else the totals stay
+            if ((usage_changed or not self.state["usage"])  # else the totals stay
+                    and (event.info.get("usage") or event.info.get("turn_usage"))):
                 self._usage(token_totals(buffer.message_usage()), out)
         if closed is not None and not (closed.is_empty and self.state is None):
             self._open(_first_line(closed, event_index), closed.started_at or received_at,

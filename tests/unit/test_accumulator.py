@@ -403,3 +403,21 @@ def test_a_line_key_is_the_url_safe_base64_of_the_id_s_9_byte_blake2b_digest():
     # ("a-9" digests to bytes whose standard base64 holds both "/" and "+")
     assert line_key("a-9") == "jeZd_sGrBL-i"
     assert len(line_key("")) == LINE_KEY_CHARS
+
+
+def test_usage_changed_says_whether_the_line_changed_the_turns_usage():
+    usage = {"input_tokens": 4, "output_tokens": 10}
+    more = {"input_tokens": 4, "output_tokens": 30}
+
+    def line(uuid, counts):
+        return StreamEvent(ASSISTANT, ({"type": "text", "text": "hi"},), uuid, "msg_1",
+                           info={"usage": counts})
+
+    acc = Accumulator()
+    changed = []
+    for uuid, counts in (("u1", usage), ("u2", dict(usage)), ("u3", more), ("u4", usage)):
+        acc.feed(line(uuid, counts), len(changed))
+        changed.append(acc.usage_changed)
+    # the first report, a repeat, a fuller report, an older (smaller) one
+    assert changed == [True, False, True, False]
+    assert acc.buffer.message_usage() == {"msg_1": more}
