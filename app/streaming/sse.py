@@ -1,12 +1,13 @@
 """Server-Sent Events framing (WHATWG HTML, "Server-sent events"). Pure functions."""
-import json
+from app.formats import fast_json
 
 
 def event(name, data, event_id=None):
     """One event: optional `id:`, `event:`, and `data:` lines (one per line of data)."""
     lines = [] if event_id is None else [f"id: {event_id}"]
     lines.append(f"event: {name}")
-    text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    # compact JSON as the stored output events hold it (app/formats/output_frames.py)
+    text = data if isinstance(data, str) else fast_json.dumps(data)
     lines.extend(f"data: {line}" for line in text.split("\n"))
     return "\n".join(lines) + "\n\n"
 
