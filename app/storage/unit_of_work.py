@@ -6,7 +6,6 @@ use case never leaves half its writes behind.
 from contextvars import ContextVar
 
 from app.storage.repositories.dialect import driver_errors
-
 from app.storage.repositories.evidence import EvidenceRepository
 from app.storage.repositories.final_events import FinalEventRepository
 from app.storage.repositories.messages import MessageRepository
