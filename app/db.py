@@ -1,12 +1,15 @@
 """Database wiring: flask-sqlalchemy's engine with turnlog's connection settings,
 and the units of work views hand to services."""
+import functools
+import sqlite3
+
 from flask import current_app
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from app.extensions import db
 from app.storage import live_notify
-from app.storage.repositories.dialect import driver_errors
+from app.storage.repositories.dialect import driver_error
 from app.storage.sqlite_lock import C_BUSY_MS
 from app.storage.sqlite_lock import begin_immediate
 from app.storage.unit_of_work import WRITE_OPTION
@@ -16,8 +19,8 @@ from app.storage.wal_checkpoints import BACKSTOP_PAGES
 from app.storage.wal_checkpoints import WalCheckpointer
 from app.storage.wal_checkpoints import database_file
 
-# app.extensions key: (how a write unit of work begins on the driver, or None; what
-# it calls after a commit, or None), as configure_sqlite set them up.
+# app.extensions key: the app's factory of write units of work (`writing()`), its
+# engine and the begin and after-commit hooks configure_sqlite made bound in once.
 WRITES = "turnlog_writes"
 
 
@@ -31,7 +34,9 @@ def init_app(app):
             begin, checkpointer = configure_sqlite(
                 engine, app.config["SQLITE_BUSY_TIMEOUT"], app.config["SQLITE_CHECKPOINT_SECONDS"])
         app.extensions["wal_checkpointer"] = checkpointer
-        app.extensions[WRITES] = (begin, checkpointer.wrote if checkpointer else None)
+        app.extensions[WRITES] = functools.partial(
+            EngineUnitOfWork, engine, write=True, begin=begin,
+            after_commit=checkpointer.wrote if checkpointer else None)
 
 
 def configure_sqlite(engine, busy_timeout, checkpoint_seconds=0):
@@ -67,8 +72,10 @@ def configure_sqlite(engine, busy_timeout, checkpoint_seconds=0):
         driver = conn.connection.driver_connection
 
         def last_try():
-            with driver_errors(conn, "BEGIN IMMEDIATE"):
+            try:
                 driver.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as err:
+                raise driver_error(conn, err, "BEGIN IMMEDIATE") from err
 
         begin_immediate(driver, busy_timeout, last_try)
 
@@ -98,8 +105,7 @@ def reading():
 def writing():
     """A unit of work that holds the write lock from its first statement, on a pooled
     connection of its own (writes need none of the ORM session's bookkeeping)."""
-    begin, after_commit = current_app.extensions[WRITES]
-    return EngineUnitOfWork(db.engine, write=True, begin=begin, after_commit=after_commit)
+    return current_app.extensions[WRITES]()
 
 
 def detached_units_of_work():

@@ -5,7 +5,7 @@ use case never leaves half its writes behind.
 """
 from contextvars import ContextVar
 
-from app.storage.repositories.dialect import driver_errors
+from app.storage.repositories.dialect import driver_error
 from app.storage.repositories.evidence import EvidenceRepository
 from app.storage.repositories.final_events import FinalEventRepository
 from app.storage.repositories.messages import MessageRepository
@@ -182,8 +182,10 @@ class EngineUnitOfWork(_SqlRepositories):
         if self._conn.in_transaction():
             self._conn.commit()
         else:
-            with driver_errors(self._conn, "COMMIT"):
+            try:
                 self._conn.connection.commit()
+            except self._conn.dialect.loaded_dbapi.Error as err:
+                raise driver_error(self._conn, err, "COMMIT") from err
         if self._after_commit is not None:
             self._after_commit()
 
@@ -212,8 +214,9 @@ REPOSITORY_NAMES = [name for name, value in vars(_SqlRepositories).items()
 
 def _bind(uow, conn):
     """Bind `uow`'s repositories to `conn`, forgetting any made on an earlier connection."""
-    state = vars(uow)
-    for name in REPOSITORY_NAMES:
-        state.pop(name, None)
+    if uow._conn_of_repositories is not None:  # bound before: forget that connection's
+        state = vars(uow)
+        for name in REPOSITORY_NAMES:
+            state.pop(name, None)
     uow._conn_of_repositories = conn
     return uow
