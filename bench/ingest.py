@@ -45,7 +45,10 @@ USAGE = {"input_tokens": 4, "cache_creation_input_tokens": 1200,
 # One ~10-line turn, shaped like app/samples/claude_session.jsonl: the result line
 # closes it, so each turn makes the accumulator emit one assistant row.
 # Issue 14's goals: batch 100 keeps 0.6 of the floor; batch 1 rises 3x from the 0.03
-# it kept before (8 statements a request then, 5 now).
+# it kept before (8 statements a request then, 5 now). Those figures came from another
+# machine, where the code of before (a294337) kept 0.41 and 0.03: to compare on this
+# one, run that code alternately with today's (PYTHONPATH=<its checkout>), or count
+# instructions with bench/ingest_instructions.py --against a294337.
 BATCHED_GOAL = 0.6
 SINGLE_GOAL = 0.09
 TURN = ["thinking", "text", "tool_use", "tool_result", "tool_use", "tool_result",
