@@ -216,7 +216,10 @@ class DriverFirstConnection:
 
     def __init__(self, engine, options=None):
         self.dialect = engine.dialect
-        self.connection = engine.raw_connection()  # checked out of the pool
+        try:
+            self.connection = engine.raw_connection()  # checked out of the pool
+        except engine.dialect.loaded_dbapi.Error as err:  # as engine.connect() raises it
+            raise driver_error(self, err, None, None) from err
         self.sqlalchemy = None
         self._engine = engine
         self._options = options

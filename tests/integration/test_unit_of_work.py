@@ -3,9 +3,11 @@ EngineUnitOfWork owns a pooled connection and gives it back."""
 import pytest
 from sqlalchemy import create_engine
 from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
+from app.storage.repositories.dialect import on_driver
 from app.storage.unit_of_work import EngineUnitOfWork
 from app.storage.unit_of_work import SqlUnitOfWork
 
@@ -99,3 +101,30 @@ def test_a_writer_nested_in_a_writer_is_refused_and_the_outer_one_survives(engin
         after.commit()
     assert values(engine) == [1, 2]
     assert engine.pool.checkedout() == 0
+
+
+def test_driver_and_sqlalchemy_statements_share_one_transaction(engine):
+    with EngineUnitOfWork(engine, write=True) as uow:
+        conn = uow.sessions.conn
+        on_driver(conn, "INSERT INTO t VALUES ({m})", (1,))
+        assert conn.sqlalchemy is None  # a SQLAlchemy Connection is made only when needed
+        conn.execute(text("INSERT INTO t VALUES (2)"))
+        assert conn.sqlalchemy is not None
+    assert values(engine) == []  # neither was committed: both are rolled back
+    with EngineUnitOfWork(engine, write=True) as uow:
+        on_driver(uow.sessions.conn, "INSERT INTO t VALUES ({m})", (3,))
+        uow.sessions.conn.execute(text("INSERT INTO t VALUES (4)"))
+        uow.commit()
+    assert values(engine) == [3, 4]
+    assert engine.pool.checkedout() == 0
+
+
+@pytest.mark.sqlite_only
+def test_a_database_that_cannot_be_opened_fails_as_sqlalchemy_reports_it(database_url, tmp_path):
+    engine = create_engine(f"sqlite:///{tmp_path / 'no-such-folder' / 'turnlog.sqlite'}")
+    with pytest.raises(OperationalError, match="unable to open database file"):
+        with EngineUnitOfWork(engine, write=True):
+            pass
+    assert engine.pool.checkedout() == 0
+    with EngineUnitOfWork(create_engine(database_url), write=True):
+        pass  # no writer was left marked open in this context
