@@ -141,9 +141,10 @@ class EngineUnitOfWork(_SqlRepositories):
     starts it on the driver (SQLite: BEGIN IMMEDIATE; None: the driver begins with
     the first statement) and `commit()` commits there, then calls `after_commit()`
     (~40 us an empty transaction through SQLAlchemy's, ~15 us so). A statement run
-    through SQLAlchemy (`conn.execute`) joins that transaction. A writer nested in
-    another of the same context is refused: on SQLite it would wait for a lock its
-    own caller holds.
+    through SQLAlchemy (`conn.execute`) joins that transaction. `commit()` ends the
+    transaction: use cases commit last (a statement after it would run outside one).
+    A writer nested in another of the same context is refused: on SQLite it would wait
+    for a lock its own caller holds.
     """
 
     def __init__(self, engine, write=False, begin=None, after_commit=None):
