@@ -193,10 +193,11 @@ class EngineUnitOfWork(_SqlRepositories):
             self._after_commit()
 
     def rollback(self):
-        """Roll the transaction back."""
+        """Roll the transaction back (through SQLAlchemy, when it began it)."""
         if self._conn.in_transaction():
             self._conn.rollback()
-        self._conn.connection.rollback()
+        else:
+            self._conn.connection.rollback()
 
     def _release(self):
         if self._outer is not None:

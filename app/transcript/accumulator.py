@@ -37,6 +37,8 @@ URLSAFE = bytes.maketrans(b"+/", b"-_")
 # The key under which a provider's running total for the turn (Codex's legacy
 # token_count) is kept among the per-message usages; no message id looks like it.
 TURN_TOTAL = "@turn"
+# What `_sight` answers for a line whose window key was there already.
+SEEN = object()
 RESULT_TRIGGER = "result"
 COMPLETION_TRIGGER = "completion"
 
@@ -111,12 +113,9 @@ class Accumulator:
         A line without an id of its own is named by its place in the stream
         (replay.py) when `line` is given, else by its buffer index.
         """
-        digest = _line_digest(event, line)
-        key = self._window_key(event, digest)
-        if key is not None:
-            if key in self._recent:
-                return []  # a re-sent line (or state of an item: a runner retrying its last lines)
-            self._recent.add(key)
+        digest = self._sight(event, line)
+        if digest is SEEN:
+            return []  # a re-sent line (or state of an item: a runner retrying its last lines)
         if event.item_id and event.item_id in self.buffer.done_items:
             return []  # a re-sent state of an item this turn has finished
         return self._take(event, event_index, received_at, digest)
@@ -126,13 +125,21 @@ class Accumulator:
         line's window key computed and looked up once."""
         if event.item_id and event.item_id in self.buffer.done_items:
             return None
+        digest = self._sight(event, line)
+        if digest is SEEN:
+            return None
+        return self._take(event, event_index, received_at, digest)
+
+    def _sight(self, event, line):
+        """The line's `_line_digest`, its window key now in the window; SEEN when the
+        window held that key already (a re-sent line)."""
         digest = _line_digest(event, line)
         key = self._window_key(event, digest)
         if key is not None:
             if key in self._recent:
-                return None
+                return SEEN
             self._recent.add(key)
-        return self._take(event, event_index, received_at, digest)
+        return digest
 
     def _take(self, event, event_index, received_at, digest):
         """`feed` for an event that is no re-sent copy (`digest`: its `_line_digest`)."""
@@ -236,10 +243,6 @@ class Accumulator:
         message_id = self.buffer.streaming_message
         if info.get("message_usage") and message_id:
             self.buffer.final_usage[message_id] = dict(info["message_usage"])
-
-    def _in_window(self, key):
-        """True when `key` is one of the window's keys."""
-        return key in self._recent
 
     def _close(self, trigger, result, completed_at):
         buf = self.buffer

@@ -44,9 +44,6 @@ class EvidenceLines:
     def observe(self, event, event_index):
         """Note the line of a shell tool call, of its result, or of its new state."""
         for block in event.blocks:
-            kind = block.get("type")
-            if kind != "tool_use" and kind != "tool_result":
-                continue  # text and thinking, most blocks: no call to make
             tool_id = self._tool_id(block)
             if not tool_id:
                 continue
@@ -75,9 +72,10 @@ class EvidenceLines:
         return evidence_items(turn, lines)
 
     def _tool_id(self, block):
-        if block.get("type") == "tool_use" and block.get("name") in SHELL_TOOLS:
+        kind = block.get("type")
+        if kind == "tool_use" and block.get("name") in SHELL_TOOLS:
             return block.get("id") if isinstance(block.get("id"), str) else None
-        if block.get("type") == "tool_result" and block.get("tool_use_id") in self.state:
+        if kind == "tool_result" and block.get("tool_use_id") in self.state:
             return block["tool_use_id"]
         return None
 
