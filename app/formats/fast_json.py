@@ -24,6 +24,8 @@ import orjson
 
 # Every digit becomes "0": a run of 19 is an integer that may be past 64 bits
 # (2**63 has 19 digits). Such a line is rare; the stdlib reads it exactly.
+# Searches in bytes use find(), not `in`: `in` first tries its operand as an
+# integer (a byte value) and raises and clears a TypeError on every call.
 DIGITS = bytes.maketrans(b"123456789", b"000000000")
 LONG_NUMBER = b"0" * 19
 # Values orjson would write but the stdlib refuses, or writes otherwise (a str or
@@ -36,8 +38,8 @@ stdlib_dumps = json.JSONEncoder(separators=(",", ":")).encode  # one encoder, no
 def loads(text):
     """The value of JSON `text` as json.loads gives it, or json.loads' error (deep
     nesting aside: see above)."""
-    if type(text) is str and LONG_NUMBER not in text.encode(
-            "utf-8", "surrogatepass").translate(DIGITS):
+    if type(text) is str and text.encode(
+            "utf-8", "surrogatepass").translate(DIGITS).find(LONG_NUMBER) < 0:
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
@@ -52,9 +54,18 @@ def dumps(value):
         data = orjson.dumps(value, option=PASSTHROUGH)
     except orjson.JSONEncodeError:
         return stdlib_dumps(value)
-    if b"null" in data and has_non_finite(value):
+    if data.find(b"null") >= 0 and has_non_finite(value):
         return stdlib_dumps(value)  # NaN stays NaN, as turnlog has always stored it
     return data.decode()
+
+
+def dumps_text(text):
+    """`dumps` of a str: a JSON string literal. orjson refuses only a lone surrogate
+    in one, which the stdlib escapes; a string holds no NaN to look for."""
+    try:
+        return orjson.dumps(text).decode()
+    except orjson.JSONEncodeError:
+        return stdlib_dumps(text)
 
 
 def has_non_finite(value):

@@ -13,9 +13,9 @@ def event_json(event_index, stream, payload, created_at):
 
     Only the payload can hold characters JSON must escape: `stream` is one of three
     words (a CHECK constraint) and `created_at` is turnlog's own ISO-8601 text. The
-    payload is written by orjson (fast_json.dumps), ~10x the speed of the stdlib's
+    payload is written by orjson (fast_json.dumps_text), ~10x the speed of the stdlib's
     ASCII escaping for a typical line: non-ASCII characters stay as they are (a lone
     surrogate, which orjson refuses, is escaped by the stdlib), as in the live events.
     """
     return (f'{{"event_index":{event_index},"stream":"{stream}",'
-            f'"payload":{fast_json.dumps(payload)},"created_at":"{created_at}"}}')
+            f'"payload":{fast_json.dumps_text(payload)},"created_at":"{created_at}"}}')

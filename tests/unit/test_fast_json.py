@@ -129,6 +129,15 @@ def test_dumps_keeps_each_value_on_one_line_and_nul_escaped():
     assert "\u00e9" in text  # non-ASCII is written as it is, not escaped
 
 
+@pytest.mark.parametrize("text", [
+    "", "plain", 'a "quoted" \\ line\n\t\x00\x1f', "caf\u00e9 \u2603 \U0001f600",
+    "lone \ud800 surrogate", "\udfff", "null NaN Infinity", '{"type": "result"}',
+])
+def test_dumps_text_is_what_dumps_writes_for_a_str(text):
+    assert fast_json.dumps_text(text) == fast_json.dumps(text)
+    assert json.loads(fast_json.dumps_text(text)) == text
+
+
 LINES = [
     '{"type": "assistant", "message": {"content": [{"type": "text", "text": "hi"}]}}',
     '{"type": "assistant", "message": {"content": [{"type": "text", "text": "a\\ud800b"}]}}',
