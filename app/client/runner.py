@@ -7,6 +7,10 @@ reports of its result lines (counted in the batch's own transaction: no request 
 their own), retrying and batching the child's lines meanwhile, and acknowledges it in
 the spool. When both pipes are closed and nothing waits, the session is completed
 with the child's exit code.
+
+The runner's own ends keep the spool and exit with their own codes
+(app/client/errors.py, docs/runner.md): a refusal or an unreadable spool 125, a batch
+given up 124, a spool another run holds 123, a signal that ends the runner 128 + N.
 """
 import os
 import queue

@@ -22,6 +22,7 @@ from app.client.spool import Spool
 from app.client.spool import load
 from app.client.spool import spool_path
 from tests import servers
+from tests.figures import record
 
 TURNLOG = Path(sys.executable).parent / "turnlog"
 DEADLINE = 60
@@ -121,6 +122,7 @@ def test_a_batch_that_fails_on_the_server_every_time_is_given_up_with_its_spool_
     state, _ = load(spool_path(tmp_path, scripted.session_id))
     assert [line["data"] for line in state.unacked] == ["line 0", "line 1", "line 2"]
     assert f"--session {scripted.session_id}" in err
+    record(f"runner: batch given up [{failure}]", posts=5, seconds=round(seconds, 1))
 
 
 def test_the_limit_is_an_option_and_a_busy_server_does_not_count(scripted, tmp_path):
@@ -152,7 +154,9 @@ def test_a_signal_ends_a_runner_retrying_after_its_child_has_exited_spool_kept(
     started = time.monotonic()
     code, err = finish(proc)
     assert code == 128 + number, err
-    assert time.monotonic() - started < 5
+    seconds = time.monotonic() - started
+    assert seconds < 5
+    record(f"runner: {signal.Signals(number).name} while retrying", seconds=round(seconds, 2))
     assert f"stopped by {signal.Signals(number).name}" in err and "Traceback" not in err
     state, _ = load(spool_path(tmp_path, scripted.session_id))
     assert [line["data"] for line in state.unacked] == ["line 0", "line 1", "line 2"]
