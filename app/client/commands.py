@@ -106,8 +106,13 @@ def hide_token(token, source, args):
     # This interpreter's own sys.path, so the same `app` is imported whatever the folder.
     boot = (f"import sys; sys.path[:] = {sys.path!r}; "
             "from app.client.commands import run; run.main(sys.argv[1:], prog_name='turnlog run')")
-    os.execve(sys.executable, [sys.executable, "-c", boot, "--token-fd", str(read_end), *args],
-              env)
+    try:
+        os.execve(sys.executable, [sys.executable, "-c", boot, "--token-fd", str(read_end),
+                                   *args], env)
+    except OSError as err:  # never run the child with the token where it can read it
+        raise click.ClickException(f"cannot exec {sys.executable} again to take the token out of"
+                                   f" the environment and command line ({err.strerror}): pass it"
+                                   " with --token-file or --token-fd") from None
 
 
 def not_dumpable():

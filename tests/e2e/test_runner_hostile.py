@@ -143,23 +143,34 @@ def test_whether_a_request_reached_the_server(scripted):
     assert not refused.value.reached
 
 
-@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT])
-def test_a_signal_ends_a_runner_retrying_after_its_child_has_exited_spool_kept(
-        scripted, tmp_path, number):
+# Prints 3 lines, notes its pid in the file argv[1], and sleeps.
+PRINT_3_AND_SLEEP = ("import os, sys, time\nopen(sys.argv[1], 'w').write(str(os.getpid()))\n"
+                     "for i in range(3): print(f'line {i}', flush=True)\ntime.sleep(60)")
+
+
+@pytest.mark.parametrize("number, running", [
+    (signal.SIGTERM, False), (signal.SIGINT, False), (signal.SIGTERM, True)],
+    ids=["SIGTERM-child-exited", "SIGINT-child-exited", "SIGTERM-child-running"])
+def test_a_signal_ends_a_retrying_runner_spool_kept(scripted, tmp_path, number, running):
     scripted.output = "503"  # busy for ever: retried, never given up
-    proc = start(scripted.base, tmp_path, PRINT_3)
+    pid_file = tmp_path / "child.pid"
+    child = [sys.executable, "-c", PRINT_3_AND_SLEEP, str(pid_file)] if running else PRINT_3
+    proc = start(scripted.base, tmp_path, child)
     wait_for(proc, "retrying")
-    time.sleep(0.5)  # the child has printed its 3 lines and exited by now
+    time.sleep(0.5)  # the child has printed its 3 lines (and exited, unless running) by now
     proc.send_signal(number)
     started = time.monotonic()
     code, err = finish(proc)
-    assert code == 128 + number, err
     seconds = time.monotonic() - started
+    assert code == 128 + number, err
     assert seconds < 5
-    record(f"runner: {signal.Signals(number).name} while retrying", seconds=round(seconds, 2))
     assert f"stopped by {signal.Signals(number).name}" in err and "Traceback" not in err
     state, _ = load(spool_path(tmp_path, scripted.session_id))
     assert [line["data"] for line in state.unacked] == ["line 0", "line 1", "line 2"]
+    if running:  # the child went with it
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid_file.read_text()), 0)
+    record(f"runner: {signal.Signals(number).name} while retrying", seconds=round(seconds, 2))
 
 
 def test_a_signal_ends_a_runner_waiting_for_an_absent_server(tmp_path):
