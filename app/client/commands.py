@@ -27,6 +27,9 @@ from app.client.sender import MAX_BATCH_FAILURES
 
 PROVIDERS = ("claude", "codex", "gemini")
 SESSION_TYPES = ("chat", "agent", "terminal", "workflow")
+# A token is short; a pipe holds 64 KiB before a write blocks.
+MAX_TOKEN_BYTES = 4096
+PR_SET_DUMPABLE = 4
 
 
 def default_spool():
@@ -37,9 +40,6 @@ def default_spool():
 
 server_option = click.option("--server", envvar="TURNLOG_SERVER", required=True,
                              help="the turnlog server's URL (or TURNLOG_SERVER)")
-# A token is short; a pipe holds 64 KiB before a write blocks.
-MAX_TOKEN_BYTES = 4096
-PR_SET_DUMPABLE = 4
 
 
 def token_options(command):
@@ -117,7 +117,7 @@ def hide_token(token, source, args):
 
 def not_dumpable():
     """Defence in depth on Linux: other processes of the same user (not root) can no longer
-    read this one's memory, environ or cmdline through /proc, nor ptrace it."""
+    read this one's memory or environ through /proc, nor ptrace it."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):
