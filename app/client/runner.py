@@ -168,6 +168,10 @@ def _session(client, request, sender):
         spool = Spool.create(request.spool_dir, session_id, client.server)
     except (OSError, SpoolError) as err:
         raise RunnerFailed(f"cannot create the spool in {request.spool_dir}: {err}") from None
+    mode = os.stat(request.spool_dir).st_mode & 0o777
+    if mode & 0o077:  # made before the runner made its folders 0700, or by hand
+        log(f"the spool folder {request.spool_dir} is open to others (mode {mode:o}): the agent's"
+            f" output is in it; `chmod 700 {request.spool_dir}`")
     return session_id, writer, spool, None
 
 

@@ -133,6 +133,18 @@ def test_the_limit_is_an_option_and_a_busy_server_does_not_count(scripted, tmp_p
     assert sum(path.endswith("/output") for path in scripted.posts) == 2
 
 
+def test_a_spool_folder_open_to_others_is_named_and_one_made_by_the_runner_is_0700(scripted,
+                                                                                  tmp_path):
+    opened, made = tmp_path / "open", tmp_path / "made" / "spool"
+    opened.mkdir(mode=0o755)
+    opened.chmod(0o755)
+    code, err = finish(start(scripted.base, opened, PRINT_3))
+    assert code == 0 and f"chmod 700 {opened}" in err
+    code, err = finish(start(scripted.base, made, PRINT_3))
+    assert code == 0 and "chmod" not in err
+    assert made.stat().st_mode & 0o777 == made.parent.stat().st_mode & 0o777 == 0o700
+
+
 def test_whether_a_request_reached_the_server(scripted):
     scripted.output = "hang"
     with pytest.raises(Unreachable) as hung:
