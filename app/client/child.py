@@ -5,8 +5,6 @@ import signal
 import subprocess
 import threading
 
-FORWARDED = (signal.SIGINT, signal.SIGTERM)
-
 
 class Child:
     """A running command whose lines arrive on `lines` as `record(stream, text)` makes
@@ -15,14 +13,19 @@ class Child:
     def __init__(self, command, record, env=None):
         # Its own process group: a Ctrl-C at the terminal reaches the runner alone,
         # which forwards it once, instead of the child getting it twice.
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        env=env, process_group=0)
+        # It inherits no descriptor but its three (close_fds), so none of the runner's.
+        self.process = subprocess.Popen(command, stdin=None, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, env=env, process_group=0,
+                                        close_fds=True)
         self.record = record
         self.lines = queue.Queue()
         self.open_streams = 2
+        self.readers = []
         for stream, pipe in (("stdout", self.process.stdout), ("stderr", self.process.stderr)):
-            threading.Thread(target=self._read, args=(stream, pipe), daemon=True,
-                             name=f"turnlog-{stream}").start()
+            reader = threading.Thread(target=self._read, args=(stream, pipe), daemon=True,
+                                      name=f"turnlog-{stream}")
+            reader.start()
+            self.readers.append(reader)
 
     def _read(self, stream, pipe):
         with pipe:
@@ -31,10 +34,8 @@ class Child:
                 self.lines.put(self.record(stream, line.decode("utf-8", "replace")))
         self.lines.put(None)
 
-    def forward_signals(self):
-        """From now on SIGINT and SIGTERM sent to the runner go to the child."""
-        for number in FORWARDED:
-            signal.signal(number, lambda received, _frame: self.signal(received))
+    def running(self):
+        return self.process.poll() is None
 
     def signal(self, number):
         if self.process.poll() is None:
@@ -56,3 +57,5 @@ class Child:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        for reader in self.readers:  # its last lines spooled (unless a grandchild holds a pipe)
+            reader.join(1.0)

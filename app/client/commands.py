@@ -1,4 +1,15 @@
-"""`turnlog run` and `turnlog follow`: click commands that need a server URL and a token only."""
+"""`turnlog run` and `turnlog follow`: click commands that need a server URL and a token only.
+
+The token comes from `--token-fd N` (read to its end, then closed), `--token-file PATH`
+(its first line), or `--token` / `TURNLOG_TOKEN`. The agent child of `turnlog run` must
+not find it, nor the session's write token: neither is ever in its environment, and
+when the token came by `--token` or the environment (where `/proc/<runner>/cmdline`
+and `environ` show it to any process of the same user, and to root whatever
+`PR_SET_DUMPABLE` says), the runner first execs itself again with that variable (and
+any other holding the token) taken out of its environment, and the token on a pipe
+whose descriptor the child does not inherit.
+"""
+import ctypes
 import os
 import sys
 from pathlib import Path
@@ -8,12 +19,17 @@ import click
 from app.client.errors import ApiError
 from app.client.errors import Unreachable
 from app.client.http import Client
+from app.client.ids import is_session_id
 from app.client.render import Renderer
 from app.client.runner import RunRequest
 from app.client.runner import run as run_command
+from app.client.sender import MAX_BATCH_FAILURES
 
 PROVIDERS = ("claude", "codex", "gemini")
 SESSION_TYPES = ("chat", "agent", "terminal", "workflow")
+# A token is short; a pipe holds 64 KiB before a write blocks.
+MAX_TOKEN_BYTES = 4096
+PR_SET_DUMPABLE = 4
 
 
 def default_spool():
@@ -24,46 +40,149 @@ def default_spool():
 
 server_option = click.option("--server", envvar="TURNLOG_SERVER", required=True,
                              help="the turnlog server's URL (or TURNLOG_SERVER)")
-token_option = click.option("--token", envvar="TURNLOG_TOKEN", required=True,
-                            help="a bearer token (or TURNLOG_TOKEN)")
+
+
+def token_options(command):
+    """--token / TURNLOG_TOKEN, --token-file, --token-fd."""
+    for option in reversed((
+            click.option("--token", envvar="TURNLOG_TOKEN", default=None,
+                         help="a bearer token (or TURNLOG_TOKEN); --token-file or --token-fd"
+                              " keep it off the command line and the environment"),
+            click.option("--token-file", type=click.Path(dir_okay=False), default=None,
+                         help="read the token from this file's first line"),
+            click.option("--token-fd", type=click.IntRange(min=0), default=None,
+                         help="read the token from this open file descriptor, then close it"))):
+        command = option(command)
+    return command
+
+
+def read_token(token, token_file, token_fd):
+    """(the token, where it came from: "fd", "file" or "argument"); the first of --token-fd,
+    --token-file, --token / TURNLOG_TOKEN that is given."""
+    if token_fd is not None:
+        try:
+            with os.fdopen(token_fd, "rb") as source:
+                raw = source.read(MAX_TOKEN_BYTES + 1)
+        except OSError as err:
+            raise click.BadParameter(f"cannot read fd {token_fd}: {err.strerror}",
+                                     param_hint="--token-fd") from None
+        return _one_token(raw, "--token-fd"), "fd"
+    if token_file is not None:
+        try:
+            with open(token_file, "rb") as source:
+                raw = source.read(MAX_TOKEN_BYTES + 1)
+        except OSError as err:
+            raise click.BadParameter(f"cannot read {token_file}: {err.strerror}",
+                                     param_hint="--token-file") from None
+        return _one_token(raw.split(b"\n", 1)[0], "--token-file"), "file"
+    if token:
+        return _one_token(token.encode(), "--token"), "argument"
+    raise click.UsageError("a token is needed: --token-file PATH, --token-fd N, or --token T"
+                           " (or TURNLOG_TOKEN)")
+
+
+def _one_token(raw, hint):
+    text = raw.decode("utf-8", "replace").strip()
+    if not text or len(raw) > MAX_TOKEN_BYTES or any(c.isspace() for c in text):
+        raise click.BadParameter(f"not a token (one word of at most {MAX_TOKEN_BYTES} bytes)",
+                                 param_hint=hint)
+    return text
+
+
+def hide_token(token, source, args):
+    """Exec `turnlog run` again (never returning) with the token on a pipe, when it is in
+    this process's environment or command line; `args` are the command's arguments,
+    without any token. Does nothing when the token came by file or fd and no variable
+    holds it."""
+    in_env = "TURNLOG_TOKEN" in os.environ or token in os.environ.values()
+    if source != "argument" and not in_env:
+        return
+    env = {key: value for key, value in os.environ.items()
+           if key != "TURNLOG_TOKEN" and value != token}
+    read_end, write_end = os.pipe()
+    os.write(write_end, token.encode())
+    os.close(write_end)
+    os.set_inheritable(read_end, True)
+    # This interpreter's own sys.path, so the same `app` is imported whatever the folder.
+    boot = (f"import sys; sys.path[:] = {sys.path!r}; "
+            "from app.client.commands import run; run.main(sys.argv[1:], prog_name='turnlog run')")
+    try:
+        os.execve(sys.executable, [sys.executable, "-c", boot, "--token-fd", str(read_end),
+                                   *args], env)
+    except OSError as err:  # never run the child with the token where it can read it
+        raise click.ClickException(f"cannot exec {sys.executable} again to take the token out of"
+                                   f" the environment and command line ({err.strerror}): pass it"
+                                   " with --token-file or --token-fd") from None
+
+
+def not_dumpable():
+    """Defence in depth on Linux: other processes of the same user (not root) can no longer
+    read this one's memory or environ through /proc, nor ptrace it."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # not Linux
+
+
+def check_session_id(_context, _param, value):
+    if value is not None and not is_session_id(value):
+        raise click.BadParameter(f"{value!r} is not a session id (a UUID, as `turnlog run`"
+                                 " prints it)")
+    return value
 
 
 @click.command("run", context_settings={"allow_interspersed_args": False,
                                         "ignore_unknown_options": True})
 @server_option
-@token_option
+@token_options
 @click.option("--session-type", type=click.Choice(SESSION_TYPES), default=None,
               help="agent by default; workflow when --workflow-id is given")
 @click.option("--workflow-id", default=None, help="the workflow this session belongs to")
 @click.option("--provider", type=click.Choice(PROVIDERS), default="claude",
               help="whose stream-json the command prints")
 @click.option("--user", "user_id", default=None, help="the session's owner (a runner token's user)")
-@click.option("--session", "session_id", default=None,
+@click.option("--session", "session_id", default=None, callback=check_session_id,
               help="continue this session from its spool (after a crash)")
 @click.option("--spool", "spool_dir", envvar="TURNLOG_SPOOL", default=default_spool,
               help="where the durable spool files live (or TURNLOG_SPOOL)")
+@click.option("--max-batch-failures", envvar="TURNLOG_MAX_BATCH_FAILURES",
+              type=click.IntRange(min=1), default=MAX_BATCH_FAILURES, show_default=True,
+              help="give a batch up (exit 124) after it failed on the server this many times"
+                   " in a row (or TURNLOG_MAX_BATCH_FAILURES)")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def run(server, token, session_type, workflow_id, provider, user_id, session_id, spool_dir, command):
+def run(server, token, token_file, token_fd, session_type, workflow_id, provider, user_id,
+        session_id, spool_dir, max_batch_failures, command):
     """Run COMMAND, posting its stdout and stderr lines to a session; exit with its code.
 
-    Write `--` before the command: turnlog run --server URL --token T -- claude -p ...
+    Write `--` before the command: turnlog run --server URL --token-file F -- claude -p ...
     """
     if workflow_id and session_type not in (None, "workflow"):
         raise click.UsageError("--workflow-id goes with --session-type workflow")
+    token, source = read_token(token, token_file, token_fd)
+    args = ["--server", server, "--provider", provider, "--spool", spool_dir,
+            "--max-batch-failures", str(max_batch_failures)]
+    for name, value in (("--session-type", session_type), ("--workflow-id", workflow_id),
+                        ("--user", user_id), ("--session", session_id)):
+        if value is not None:
+            args += [name, value]
+    hide_token(token, source, [*args, "--", *command])
+    not_dumpable()
     request = RunRequest(
         command=command, spool_dir=spool_dir, provider=provider, user_id=user_id,
         session_type=session_type or ("workflow" if workflow_id else "agent"),
-        context={"workflow_id": workflow_id} if workflow_id else None, session_id=session_id)
+        context={"workflow_id": workflow_id} if workflow_id else None, session_id=session_id,
+        max_batch_failures=max_batch_failures)
     sys.exit(run_command(Client(server, token), request))
 
 
 @click.command("follow")
 @server_option
-@token_option
+@token_options
 @click.option("--raw", is_flag=True, help="print the raw output lines instead")
 @click.argument("session_id")
-def follow(server, token, raw, session_id):
+def follow(server, token, token_file, token_fd, raw, session_id):
     """Print a session's transcript live, resuming after dropped connections."""
+    token, _ = read_token(token, token_file, token_fd)
     def out(text):
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -1,8 +1,23 @@
-"""What the client raises: no answer, an error answer, a run that cannot go on."""
+"""What the client raises: no answer, an error answer, a run that cannot go on; and the
+exit codes of `turnlog run`'s own ends (docs/runner.md has the table)."""
+
+# The runner's own failure, as distinct from the child's exit code (as `env` and
+# `docker run` use 125): a refusal, a spool it cannot read, a session id that is no UUID.
+RUNNER_FAILED = 125
+# One batch failed on the server the most times in a row a run allows (it is kept).
+BATCH_GIVEN_UP = 124
+# Another run holds the spool of the session this one was asked to continue.
+SPOOL_LOCKED = 123
 
 
 class Unreachable(Exception):
-    """No HTTP answer: the connection was refused, reset or timed out."""
+    """No HTTP answer: the connection was refused, reset or timed out. `reached` says the
+    request may have got to the server (it died, dropped the connection or hung on it),
+    as against never connecting."""
+
+    def __init__(self, message, reached=False):
+        super().__init__(message)
+        self.reached = reached
 
 
 class ApiError(Exception):
@@ -24,3 +39,15 @@ class ApiError(Exception):
 
 class RunnerFailed(Exception):
     """A refusal that retrying cannot fix; the message says what to change."""
+
+    def __init__(self, message, exit_code=RUNNER_FAILED):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class BatchGivenUp(RunnerFailed):
+    """The same batch failed on the server too many times in a row: posting it again
+    would only fail (or kill a worker) again."""
+
+    def __init__(self, message):
+        super().__init__(message, BATCH_GIVEN_UP)

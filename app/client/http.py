@@ -8,6 +8,7 @@ import email.utils
 import time
 
 import requests
+import urllib3
 
 from app.client import feed
 from app.client.errors import ApiError
@@ -98,7 +99,7 @@ class Client:
             response = self.http.request(method, self.server + path, json=body, params=params,
                                          timeout=self.timeout)
         except requests.RequestException as err:
-            raise Unreachable(f"{method} {path}: {err}") from err
+            raise Unreachable(f"{method} {path}: {err}", reached(err)) from err
         if response.status_code >= 400:
             raise error_of(response)
         return response.json()
@@ -112,11 +113,24 @@ class Client:
             response = self.http.get(self.server + path, headers=headers, stream=True,
                                      timeout=(self.timeout, read_timeout))
         except requests.RequestException as err:
-            raise Unreachable(f"GET {path}: {err}") from err
+            raise Unreachable(f"GET {path}: {err}", reached(err)) from err
         if response.status_code >= 400:
             with response:
                 raise error_of(response)
         return response
+
+
+def reached(err):
+    """Whether a request that got no answer may have reached the server: it was sent and
+    the server timed out, dropped the connection or died on it. False when no connection
+    was made (refused, no route, a connect timeout): the server was not there."""
+    if isinstance(err, requests.ConnectTimeout):
+        return False
+    if isinstance(err, requests.ConnectionError):
+        cause = err.args[0] if err.args else None
+        return not (isinstance(cause, urllib3.exceptions.MaxRetryError)
+                    and isinstance(cause.reason, urllib3.exceptions.NewConnectionError))
+    return isinstance(err, (requests.Timeout, requests.exceptions.ChunkedEncodingError))
 
 
 def error_of(response):

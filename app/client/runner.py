@@ -7,9 +7,14 @@ reports of its result lines (counted in the batch's own transaction: no request 
 their own), retrying and batching the child's lines meanwhile, and acknowledges it in
 the spool. When both pipes are closed and nothing waits, the session is completed
 with the child's exit code.
+
+The runner's own ends keep the spool and exit with their own codes
+(app/client/errors.py, docs/runner.md): a refusal or an unreadable spool 125, a batch
+given up 124, a spool another run holds 123, a signal that ends the runner 128 + N.
 """
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -18,16 +23,21 @@ from dataclasses import dataclass
 from app.client import usage
 from app.client.batcher import Batcher
 from app.client.child import Child
+from app.client.errors import RUNNER_FAILED
+from app.client.errors import SPOOL_LOCKED
 from app.client.errors import RunnerFailed
+from app.client.ids import is_session_id
+from app.client.sender import MAX_BATCH_FAILURES
 from app.client.sender import Sender
 from app.client.spool import Spool
 from app.client.spool import SpoolError
+from app.client.spool import SpoolLocked
 
-# The runner's own failure, as distinct from the child's exit code (as `env` and
-# `docker run` use 125).
-RUNNER_FAILED = 125
+__all__ = ["RUNNER_FAILED", "RunRequest", "run"]
+
 # Lines taken off the queue at once before looking at the clock again.
 DRAIN_LINES = 1000
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @dataclass(frozen=True)
@@ -39,43 +49,96 @@ class RunRequest:
     user_id: str | None = None
     context: dict | None = None
     session_id: str | None = None  # continue this session from its spool
+    max_batch_failures: int = MAX_BATCH_FAILURES
+    # the child's environment (the runner's, less its token, when None)
+    child_env: dict | None = None
 
 
 def log(text):
     print(f"turnlog: {text}", file=sys.stderr, flush=True)
 
 
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM ended the run (a BaseException, as KeyboardInterrupt is, so that
+    no `except Exception` on the way swallows it)."""
+
+    def __init__(self, number):
+        super().__init__(number)
+        self.number = number
+
+
+class Signals:
+    """SIGINT and SIGTERM. While the child runs and the server takes its lines, the first
+    goes to the child alone, and the run posts what it printed and completes the session
+    with its exit code. One that comes before the child starts, after it has exited, while
+    the runner is retrying, or a second one, ends the runner at once (Interrupted): what
+    is not posted stays in the spool."""
+
+    def __init__(self, sender):
+        self.sender = sender
+        self.child = None
+        self.received = 0
+        self.ending = False
+
+    def install(self):
+        for number in SIGNALS:
+            signal.signal(number, self._handle)
+
+    def _handle(self, number, _frame):
+        self.received += 1
+        child = self.child
+        if child is not None and child.running():
+            child.signal(number)
+            if self.ending or (self.received == 1 and not self.sender.failures):
+                return
+        if not self.ending:
+            raise Interrupted(number)
+
+
 def run(client, request, *, sender=None, batcher=None):
     """Run `request.command` into a session on `client`'s server; the exit code to exit with."""
-    sender = sender or Sender(log=log)
+    sender = sender or Sender(log=log, max_batch_failures=request.max_batch_failures)
+    signals = Signals(sender)
+    signals.install()
+    spool = session_id = None
     try:
         session_id, writer, spool, state = _session(client, request, sender)
+        return _run(client, request, sender, batcher, signals, session_id, writer, spool, state)
     except RunnerFailed as failed:
         log(str(failed))
-        return RUNNER_FAILED
+        code = failed.exit_code
+    except Interrupted as stop:
+        log(f"stopped by {signal.Signals(stop.number).name}")
+        code = 128 + stop.number
+    signals.ending = True  # from here a signal goes to the child at most
+    if signals.child is not None:
+        signals.child.stop()
+    if spool is not None:
+        spool.close()
+        log(f"the spool {spool.path} keeps every line not acknowledged: continue with"
+            f" `turnlog run --session {session_id} --spool {request.spool_dir} -- ...`")
+    return code
+
+
+def _run(client, request, sender, batcher, signals, session_id, writer, spool, state):
     log(f"session {session_id}")
     log(f"viewer {client.viewer_url(session_id)}")
-    env = {key: value for key, value in os.environ.items() if key != "TURNLOG_TOKEN"}
+    env = dict(os.environ if request.child_env is None else request.child_env)
+    env.pop("TURNLOG_TOKEN", None)
     env["TURNLOG_SESSION_ID"] = session_id
     try:
         child = Child(list(request.command), Recorder(spool, state.next_seq if state else 0),
                       env=env)
     except OSError as err:
-        log(f"cannot start {request.command[0]!r}: {err}")
-        return RUNNER_FAILED
-    child.forward_signals()
+        raise RunnerFailed(f"cannot start {request.command[0]!r}: {err}") from None
+    signals.child = child
     pump = Pump(writer, session_id, spool, child, sender, batcher or Batcher(), request.provider)
-    try:
-        if state:
-            pump.resend(state)
-        pump.run()
-        code = child.exit_code()
-        sender.retrying("completing the session", lambda: writer.complete(session_id, code))
-    except RunnerFailed as failed:
-        log(str(failed))
-        child.stop()
-        spool.close()
-        return RUNNER_FAILED
+    if state:
+        pump.resend(state)
+    pump.run()
+    code = child.exit_code()
+    sender.retrying("completing the session", lambda: writer.complete(session_id, code))
+    signals.ending = True
     spool.remove()
     return code
 
@@ -85,18 +148,31 @@ def _session(client, request, sender):
     if request.session_id:
         try:
             spool, state = Spool.resume(request.spool_dir, request.session_id)
+        except SpoolLocked as err:
+            raise RunnerFailed(str(err), SPOOL_LOCKED) from None
         except SpoolError as err:
             raise RunnerFailed(str(err)) from None
         return request.session_id, client, spool, state
     opened = sender.retrying("opening a session", lambda: client.open_session(
         request.session_type, provider=request.provider, user_id=request.user_id,
         context=request.context))
-    session_id = opened["session"]["session_id"]
+    session_id = opened.get("session", {}).get("session_id")
+    if not is_session_id(session_id):
+        raise RunnerFailed(f"the server answered with session id {session_id!r}, which is not a"
+                           " UUID: it names no spool file, and the run stops here")
     writer = client
     if opened.get("write_token"):
         writer = client.with_token(opened["write_token"])
         sender.token_name = "session's write token"
-    return session_id, writer, Spool.create(request.spool_dir, session_id, client.server), None
+    try:
+        spool = Spool.create(request.spool_dir, session_id, client.server)
+    except (OSError, SpoolError) as err:
+        raise RunnerFailed(f"cannot create the spool in {request.spool_dir}: {err}") from None
+    mode = os.stat(request.spool_dir).st_mode & 0o777
+    if mode & 0o077:  # made before the runner made its folders 0700, or by hand
+        log(f"the spool folder {request.spool_dir} is open to others (mode {mode:o}): the agent's"
+            f" output is in it; `chmod 700 {request.spool_dir}`")
+    return session_id, writer, spool, None
 
 
 class Recorder:

@@ -36,6 +36,11 @@ def test_run_needs_a_server_a_token_and_a_command(tmp_path):
     assert missing.returncode == 2 and "--server" in missing.stderr
     no_command = turnlog("run", "--server", "http://127.0.0.1:9", "--token", "t", env=env)
     assert no_command.returncode == 2 and "COMMAND" in no_command.stderr
+    no_token = turnlog("run", "--server", "http://127.0.0.1:9", "--", "true", env=env)
+    assert no_token.returncode == 2 and "a token is needed" in no_token.stderr
+    two_words = turnlog("run", "--server", "http://127.0.0.1:9", "--token", "a b", "--", "true",
+                        env=env)
+    assert two_words.returncode == 2 and "not a token" in two_words.stderr
     mixed = turnlog("run", "--server", "http://x", "--token", "t", "--session-type", "chat",
                     "--workflow-id", "w", "--", "true", env=env)
     assert mixed.returncode == 2 and "--workflow-id" in mixed.stderr

@@ -11,7 +11,9 @@ import pytest
 from app.client import usage
 from app.client.backoff import Backoff
 from app.client.batcher import Batcher
+from app.client.errors import BATCH_GIVEN_UP
 from app.client.errors import ApiError
+from app.client.errors import BatchGivenUp
 from app.client.errors import RunnerFailed
 from app.client.errors import Unreachable
 from app.client.render import Renderer
@@ -22,6 +24,8 @@ from app.client.spool import Spool
 from app.client.spool import load
 from app.client.sse import Event
 from tests import claude_lines as cl
+
+SID = "5f0c9a7e-2b1d-4c3e-8f6a-0d9e8c7b6a51"
 
 
 def test_the_client_imports_neither_the_app_nor_the_services_nor_storage():
@@ -130,6 +134,42 @@ def test_one_line_over_the_request_limit_is_reported_not_split_forever():
         sender.send(FakeWriter([], limit=0), "s", batch(4))
 
 
+def test_a_batch_that_fails_on_the_server_n_times_in_a_row_is_given_up_naming_its_seqs():
+    sender, waits = quiet_sender()
+    sender.max_batch_failures = 3
+    failures = [ApiError(500, "internal_error", "boom"), Unreachable("reset", reached=True),
+                ApiError(502, "http_502", "Bad Gateway"), None]
+    writer = FakeWriter(failures)
+    with pytest.raises(BatchGivenUp, match=r"seqs 0\.\.4 after it failed on the server 3 times"
+                       r" in a row \(500 internal_error; no answer") as raised:
+        sender.send(writer, "s", batch(5))
+    assert raised.value.exit_code == BATCH_GIVEN_UP
+    assert writer.stored == [] and len(waits) == 2
+
+
+def test_waiting_for_an_absent_or_busy_server_does_not_count_towards_giving_up():
+    sender, waits = quiet_sender()
+    sender.max_batch_failures = 2
+    writer = FakeWriter([ApiError(500, "internal_error", "boom"), Unreachable("refused"),
+                         ApiError(503, "database_busy", "busy"),
+                         ApiError(429, "rate_limited", "slow"), Unreachable("refused")] * 1)
+    sender.send(writer, "s", batch(2))
+    assert writer.stored == [0, 1] and len(waits) == 5
+
+
+def test_the_count_starts_again_for_another_batch_and_after_a_success():
+    sender, _ = quiet_sender()
+    sender.max_batch_failures = 2
+    boom = ApiError(500, "internal_error", "boom")
+    writer = FakeWriter([boom, None, boom, None], limit=None)
+    sender.send(writer, "s", batch(2))
+    sender.send(writer, "s", batch(2))  # the same seqs again: a new run of failures
+    assert writer.stored == [0, 1, 0, 1]
+    halves = FakeWriter([boom], limit=1)  # 413, then each half is a batch of its own
+    sender.send(halves, "s", batch(2))
+    assert halves.stored == [0, 1]
+
+
 def render(events, raw=False):
     out = []
     renderer = Renderer(out.append, raw=raw)
@@ -177,10 +217,10 @@ class FakeChild:
 
 
 def test_the_pump_posts_a_burst_of_lines_each_once_in_order_and_acks_them_all(tmp_path):
-    spool = Spool.create(tmp_path, "s", "http://server")
+    spool = Spool.create(tmp_path, SID, "http://server")
     writer, child = FakeWriter([]), FakeChild(2500, Recorder(spool, 0))  # > one drain's worth
     sender, _ = quiet_sender()
-    Pump(writer, "s", spool, child, sender, Batcher(), "claude").run()
+    Pump(writer, SID, spool, child, sender, Batcher(), "claude").run()
     spool.close()
     assert writer.stored == list(range(2500))
     state, _ = load(spool.path)
@@ -201,11 +241,11 @@ class ResultLinesChild(FakeChild):
 
 
 def test_each_posted_batch_carries_the_usage_of_its_own_result_lines_even_when_split(tmp_path):
-    spool = Spool.create(tmp_path, "s", "http://server")
+    spool = Spool.create(tmp_path, SID, "http://server")
     writer = FakeWriter([], limit=2)  # every batch over 2 lines is a 413 and gets split
     child = ResultLinesChild(9, Recorder(spool, 0))
     sender, _ = quiet_sender()
-    Pump(writer, "s", spool, child, sender, Batcher(), "claude").run()
+    Pump(writer, SID, spool, child, sender, Batcher(), "claude").run()
     spool.close()
     assert writer.stored == list(range(9))
     for seqs, reports in writer.usage:
