@@ -11,6 +11,9 @@ from dataclasses import dataclass
 INIT_PREFIX = "Session started:"
 CONTEXT_KEYS = ("prompt", "title")
 TITLE_CHARS = 90
+# A title is looked for in this many characters of a text, leading blanks left out: a
+# text of a million lines of marks alone would otherwise be read line by line.
+TITLE_SCAN_CHARS = 16 * 1024
 # `key=value` pairs of the init note; a value runs up to the next `, key=`, so a
 # path holding a comma stays whole. The note holds agent text (a model name, a
 # path), so it is cut at each `, key=` by one forward scan: a word is read whole
@@ -56,8 +59,9 @@ def _fields(details):
 
 
 def one_line(text, limit=TITLE_CHARS):
-    """The first non-blank line of `text`, Markdown marks dropped, at most `limit` chars."""
-    for line in text.splitlines():
+    """The first non-blank line of `text` (within TITLE_SCAN_CHARS), Markdown marks
+    dropped, at most `limit` chars."""
+    for line in text.lstrip()[:TITLE_SCAN_CHARS].splitlines():
         line = " ".join(INLINE_MARKS.sub("", LEADING_MARKS.sub("", line)).split())
         if line:
             return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
