@@ -115,7 +115,9 @@ def _emphasis(text):
     safe = str(escape(text))
     if "*" not in safe and "_" not in safe:
         return safe
-    return _pairs(_pairs(safe, BOLD, "strong"), ITALIC, "em")
+    if "**" in safe or "__" in safe:
+        safe = _pairs(safe, BOLD, "strong")
+    return _pairs(safe, ITALIC, "em")
 
 
 def _pairs(text, kinds, tag):
