@@ -61,7 +61,11 @@ def _fields(details):
 def one_line(text, limit=TITLE_CHARS):
     """The first non-blank line of `text` (within TITLE_SCAN_CHARS), Markdown marks
     dropped, at most `limit` chars."""
-    for line in text.lstrip()[:TITLE_SCAN_CHARS].splitlines():
+    text = text.lstrip()
+    if len(text) > TITLE_SCAN_CHARS:
+        text = text[:TITLE_SCAN_CHARS]
+        text = text[:text.rfind("\n")] if "\n" in text else text  # whole lines only
+    for line in text.splitlines():
         line = " ".join(INLINE_MARKS.sub("", LEADING_MARKS.sub("", line)).split())
         if line:
             return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
