@@ -11,7 +11,6 @@ here can backtrack over a run of characters, and each construct's closing mark
 is looked for once per opening (a backtick run without a closing run of its
 length is text, as in CommonMark).
 """
-import functools
 import re
 
 from markupsafe import Markup
@@ -31,6 +30,10 @@ LINK_TAIL = re.compile(r"\]\((https?://[^\s()<>]++)\)")
 # closer after it with some text between, as a lazy pattern would pair them. A closer
 # is looked for once per opener, so an opener with none ends that kind for the line
 # (no later opener has one either): each character is read a bounded number of times.
+MARKS = {"stars": "*", "unders": "_"}
+# (a star in the text, an underscore in it) -> the kinds worth looking for.
+LIVE = {(True, True): ("stars", "unders"), (True, False): ("stars",),
+        (False, True): ("unders",), (False, False): ()}
 BOLD = {"stars": (r"\*\*(?=\S)", re.compile(r"(?<=\S)\*\*")),
         "unders": (r"__(?=\S)", re.compile(r"(?<=\S)__"))}
 ITALIC = {"stars": (r"(?<![\w*])\*(?=[^\s*])", re.compile(r"(?<=[^\s*])\*(?![\w*])")),
@@ -50,7 +53,7 @@ def render(text):
             i += 1
         elif HEADING.match(line):
             level, title = HEADING.match(line).groups()
-            html.append(f"<h{len(level)}>{inline(_heading_title(title))}</h{len(level)}>")
+            html.append(f"<h{len(level)}>{_inline_line(_heading_title(title))}</h{len(level)}>")
             i += 1
         elif BULLET.match(line) or NUMBERED.match(line):
             i = _list(lines, i, html)
@@ -122,9 +125,10 @@ def _emphasis(text):
 
 def _pairs(text, kinds, tag):
     """`text` with each pair of `kinds`' delimiters around some text made a `tag`."""
-    out, pos, live = [], 0, tuple(kinds)
+    live = LIVE[MARKS["stars"] in text, MARKS["unders"] in text]
+    out, pos, openers = [], 0, kinds["openers"]
     while live:
-        opener = _openers(kinds is BOLD, live).search(text, pos)
+        opener = openers[live].search(text, pos)
         if opener is None:
             break
         kind = opener.lastgroup
@@ -135,14 +139,20 @@ def _pairs(text, kinds, tag):
         out.append(text[pos:opener.start()])
         out.append(f"<{tag}>{text[opener.end():closer.start()]}</{tag}>")
         pos = closer.end()
+    if not out:
+        return text
     out.append(text[pos:])
     return "".join(out)
 
 
-@functools.cache
-def _openers(bold, live):
-    kinds = BOLD if bold else ITALIC
-    return re.compile("|".join(f"(?P<{name}>{kinds[name][0]})" for name in live))
+def _with_openers(kinds):
+    """`kinds` with "openers": for each tuple of live kinds, one pattern of their openers."""
+    return {**kinds, "openers": {
+        live: re.compile("|".join(f"(?P<{name}>{kinds[name][0]})" for name in live))
+        for live in LIVE.values() if live}}
+
+
+BOLD, ITALIC = _with_openers(BOLD), _with_openers(ITALIC)
 
 
 def _heading_title(title):
@@ -166,7 +176,7 @@ def _list(lines, i, html):
     pattern, tag = (NUMBERED, "ol") if numbered else (BULLET, "ul")
     items = []
     while i < len(lines) and pattern.match(lines[i]):
-        items.append(f"<li>{inline(pattern.match(lines[i]).group(1))}</li>")
+        items.append(f"<li>{_inline_line(pattern.match(lines[i]).group(1))}</li>")
         i += 1
     html.append(f"<{tag}>{''.join(items)}</{tag}>")
     return i
@@ -177,7 +187,7 @@ def _paragraph(lines, i, html):
     while (i < len(lines) and lines[i].strip() and not FENCE.match(lines[i])
            and not HEADING.match(lines[i]) and not BULLET.match(lines[i])
            and not NUMBERED.match(lines[i])):
-        body.append(str(inline(lines[i].strip())))
+        body.append(_inline_line(lines[i].strip()))
         i += 1
     html.append(f"<p>{'<br>'.join(body)}</p>")
     return i
