@@ -21,6 +21,8 @@ FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+#.-]*)")
 HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*)$")
 BULLET = re.compile(r"^\s{0,3}[-*+]\s+(.*)$")
 NUMBERED = re.compile(r"^\s{0,3}\d{1,9}[.)]\s+(.*)$")
+# A line any of the four above matches: it ends a paragraph.
+BLOCK_START = re.compile(r"\s{0,3}(?:`{3}|~{3}|#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s)")
 # Code spans and links are cut out before emphasis, so `**` inside them stays literal.
 # A span opens at a run of backticks and closes at the next run of the same length; a
 # link is `[label](http(s)://target)`, its label running to the first `]`.
@@ -70,10 +72,10 @@ def inline(text):
 
 
 def _inline_line(text):
-    if "`" not in text and "[" not in text:
+    runs = [(m.start(), m.end()) for m in BACKTICKS.finditer(text)] if "`" in text else []
+    if len(runs) < 2 and "](" not in text:  # no code span and no link
         return _emphasis(text)
     out, pos = [], 0
-    runs = [(m.start(), m.end()) for m in BACKTICKS.finditer(text)] if "`" in text else []
     closing = _closing_runs(runs)
     run, bracket = 0, text.find("[")
     while run < len(runs) or bracket >= 0:
@@ -184,10 +186,11 @@ def _list(lines, i, html):
 
 def _paragraph(lines, i, html):
     body = []
-    while (i < len(lines) and lines[i].strip() and not FENCE.match(lines[i])
-           and not HEADING.match(lines[i]) and not BULLET.match(lines[i])
-           and not NUMBERED.match(lines[i])):
-        body.append(_inline_line(lines[i].strip()))
+    while i < len(lines):
+        line = lines[i].strip()
+        if not line or BLOCK_START.match(lines[i]):
+            break
+        body.append(_inline_line(line))
         i += 1
     html.append(f"<p>{'<br>'.join(body)}</p>")
     return i
