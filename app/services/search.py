@@ -56,13 +56,16 @@ def head_snippet(head, words):
     `head` (it lies further on in the row), the first words."""
     tokens = head.split()
     stems = {_stem(word) for word in words}
-    matches = [i for i, token in enumerate(tokens)
-               if any(_stem(word) in stems for word in WORD.findall(token))]
-    start = max(0, matches[0] - SNIPPET_WORDS // 4) if matches else 0
+    first = next((i for i, token in enumerate(tokens) if _matches(token, stems)), None)
+    start = max(0, first - SNIPPET_WORDS // 4) if first is not None else 0
     shown = tokens[start:start + SNIPPET_WORDS]
-    marked = set(matches)
-    text = " ".join(f"**{token}**" if start + i in marked else token for i, token in enumerate(shown))
+    text = " ".join(f"**{token}**" if first is not None and _matches(token, stems) else token
+                    for token in shown)
     return ("…" if start > 0 else "") + text + ("…" if start + SNIPPET_WORDS < len(tokens) else "")
+
+
+def _matches(token, stems):
+    return any(_stem(word) in stems for word in WORD.findall(token))
 
 
 def _stem(word):

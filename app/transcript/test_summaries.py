@@ -6,6 +6,12 @@ Each reader looks for its tool's own summary lines and returns None when they ar
 absent, so an output that merely mentions "passed" is no test run. Colour codes
 are stripped first: agents often run test tools on a terminal-like pipe. Counts are
 of tests, but for `go test` without -v, which names no passing test: of packages. Pure.
+
+Agent text is hostile input, so the cost is bounded and linear: only the last
+SUMMARY_TAIL_CHARS of an output are read (a run's summary lines are at its end),
+and no pattern can backtrack over a run of characters: none crosses a line (blanks
+are whitespace other than a line break), and a run that could be tried from each of
+its characters is matched whole (possessive) from its first one only.
 """
 import re
 
@@ -17,6 +23,10 @@ FIELDS = ("passed", "failed", "skipped", "errors")
 REPORT_WORDS = ("passed", "passing", "failed", "error", "skipped", "deselected", "test result",
                 "Tests", "--- ", "FAIL", "no tests ran")
 RAN_COUNT = re.compile(r"Ran \d")
+# Characters of an output's end that are read, trailing blanks left out: a test run's
+# summary lines come last. Longer output is cut at a line break inside this tail, so
+# `go test -v` and `cargo test`, whose counts add up lines, count the lines in it.
+SUMMARY_TAIL_CHARS = 16 * 1024
 
 
 def summarize(output):
@@ -24,6 +34,7 @@ def summarize(output):
     recognises `output`, or None when no test run is reported in it."""
     if not isinstance(output, str) or not output:
         return None
+    output = summary_tail(output)
     if not may_report_tests(output):
         return None  # most outputs: a few scans, not one per reader
     text = ANSI.sub("", output)
@@ -32,6 +43,16 @@ def summarize(output):
         if counts is not None:
             return {"framework": framework, **{key: counts.get(key, 0) for key in FIELDS}}
     return None
+
+
+def summary_tail(output):
+    """The part of `output` the readers see: its last SUMMARY_TAIL_CHARS, trailing
+    blanks dropped, starting at a line (the partial first line is left out)."""
+    output = output.rstrip()
+    if len(output) <= SUMMARY_TAIL_CHARS:
+        return output
+    tail = output[-SUMMARY_TAIL_CHARS:]
+    return tail[tail.find("\n") + 1:] if "\n" in tail else ""
 
 
 def may_report_tests(output):
@@ -47,12 +68,12 @@ def may_report_tests(output):
 # adds ("2 rerun" of pytest-rerunfailures, "3 subtests passed") are read past and not
 # counted, but a line of such parts only is no pytest summary.
 PYTEST_LINE = re.compile(
-    r"^=*\s*((?:\d+ [a-z]+(?: [a-z]+)?(?:, )?)+) in [\d.]+s\b.*$", re.M)
-PYTEST_NO_TESTS = re.compile(r"^=*\s*no tests ran in [\d.]+s", re.M)
+    r"^=*+[^\S\n]*+((?:\d+ [a-z]+(?: [a-z]+)?(?:, )?)+) in [\d.]+s\b.*$", re.M)
+PYTEST_NO_TESTS = re.compile(r"^=*+[^\S\n]*+no tests ran in [\d.]+s", re.M)
 PYTEST_WORDS = {"passed": "passed", "xpassed": "passed", "failed": "failed", "skipped": "skipped",
                 "xfailed": "skipped", "error": "errors", "errors": "errors"}
 PYTEST_KNOWN = {*PYTEST_WORDS, "deselected", "warning", "warnings"}
-PYTEST_PART = re.compile(r"(\d+) ([a-z]+(?: [a-z]+)?)(?:, |$)")
+PYTEST_PART = re.compile(r"(?<!\d)(\d++) ([a-z]+(?: [a-z]+)?)(?:, |$)")
 
 
 def pytest_counts(text):
@@ -69,8 +90,11 @@ def pytest_counts(text):
 
 
 # unittest: "Ran 12 tests in 0.003s", a blank line, then "OK", "OK (skipped=2)" or
-# "FAILED (failures=1, errors=2, skipped=3)".
-UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s\s*\n\s*\n(OK|FAILED)(?: \(([^)]*)\))?", re.M)
+# "FAILED (failures=1, errors=2, skipped=3)". Between them, blank lines only (at least
+# one), each read once.
+UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in [\d.]+s[^\S\n]*+\n(?:[^\S\n]*+\n)+"
+                          r"(OK|FAILED)(?: \(([^)\n]*+)\))?", re.M)
+UNITTEST_DETAIL = re.compile(r"(?<![a-z ])([a-z ]++)=(\d+)")
 UNITTEST_WORDS = {"failures": "failed", "errors": "errors", "skipped": "skipped",
                   "expected failures": "skipped", "unexpected successes": "failed"}
 
@@ -81,7 +105,7 @@ def unittest_counts(text):
         return None
     ran, _, details = runs[-1]
     counts = {}
-    for word, number in re.findall(r"([a-z ]+)=(\d+)", details):
+    for word, number in UNITTEST_DETAIL.findall(details):
         key = UNITTEST_WORDS.get(word.strip())
         if key:
             counts[key] = counts.get(key, 0) + int(number)
@@ -91,7 +115,8 @@ def unittest_counts(text):
 
 
 # jest: "Tests:       1 failed, 2 skipped, 40 passed, 43 total".
-JEST_LINE = re.compile(r"^Tests:\s+(.*\d+ total)\s*$", re.M)
+JEST_LINE = re.compile(r"^Tests:[^\S\n]++(.*\d total)[^\S\n]*+$", re.M)
+COUNT_WORD = re.compile(r"(?<!\d)(\d++) (\w+)")
 JEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "todo": "skipped"}
 
 
@@ -99,12 +124,14 @@ def jest_counts(text):
     lines = JEST_LINE.findall(text)
     if not lines:
         return None
-    return _word_counts(lines[-1], r"(\d+) (\w+)", JEST_WORDS)
+    return _word_counts(lines[-1], COUNT_WORD, JEST_WORDS)
 
 
 # vitest: "      Tests  1 failed | 41 passed | 2 expected fail (44)" (the "Test Files"
 # line counts files). An `it.fails` test that failed as expected is a pass.
-VITEST_LINE = re.compile(r"^\s*Tests\s{2,}(\d+ [a-z ]+?(?: \| \d+ [a-z ]+?)*) \(\d+\)\s*$", re.M)
+VITEST_LINE = re.compile(r"^[^\S\n]*+Tests[^\S\n]{2,}+(\d+ [a-z ]+?(?: \| \d+ [a-z ]+?)*) \(\d+\)"
+                         r"[^\S\n]*+$", re.M)
+VITEST_PART = re.compile(r"(?<!\d)(\d++) ([a-z ]+?)(?: \||$)")
 VITEST_WORDS = {"passed": "passed", "failed": "failed", "skipped": "skipped", "todo": "skipped",
                 "expected fail": "passed"}
 
@@ -113,7 +140,7 @@ def vitest_counts(text):
     lines = VITEST_LINE.findall(text)
     if not lines:
         return None
-    return _word_counts(lines[-1], r"(\d+) ([a-z ]+?)(?: \||$)", VITEST_WORDS)
+    return _word_counts(lines[-1], VITEST_PART, VITEST_WORDS)
 
 
 # cargo test: one "test result: ok. 12 passed; 0 failed; 1 ignored; 0 measured;
@@ -128,15 +155,16 @@ def cargo_counts(text):
         return None
     counts = {}
     for line in lines:
-        for key, number in _word_counts(line, r"(\d+) (\w+)", CARGO_WORDS).items():
+        for key, number in _word_counts(line, COUNT_WORD, CARGO_WORDS).items():
             counts[key] = counts.get(key, 0) + number
     return counts
 
 
 # mocha (spec reporter): "  41 passing (12ms)", "  2 pending", "  1 failing"; a run of
 # a minute or more gives its duration as "(1m)" or "(2h)".
-MOCHA_PASSING = re.compile(r"^\s*(\d+) passing \(\d+(?:\.\d+)?(?:ms|s|m|h)\)\s*$", re.M)
-MOCHA_OTHER = re.compile(r"^\s*(\d+) (pending|failing)\s*$", re.M)
+MOCHA_PASSING = re.compile(r"^[^\S\n]*+(\d++) passing \(\d++(?:\.\d++)?(?:ms|s|m|h)\)[^\S\n]*+$",
+                           re.M)
+MOCHA_OTHER = re.compile(r"^[^\S\n]*+(\d++) (pending|failing)[^\S\n]*+$", re.M)
 MOCHA_WORDS = {"pending": "skipped", "failing": "failed"}
 
 
@@ -155,9 +183,10 @@ def mocha_counts(text):
 # only failing tests get a line and passing ones none, so tests cannot be counted: the
 # package lines are, "ok  \tpkg\t0.01s" a pass and "FAIL\tpkg\t0.02s" a failure
 # ("?   \tpkg\t[no test files]" neither). "FAIL\tpkg [build failed]" is an error either way.
-GO_RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): \S+ \([\d.]+s\)", re.M)
-GO_VERBOSE = re.compile(r"^\s*(?:=== RUN |--- PASS: )", re.M)
-GO_PACKAGE = re.compile(r"^(ok|FAIL|\?)\s+\S+\s+([\d.]+s|\[[^\]]+\]|\(cached\))", re.M)
+GO_RESULT = re.compile(r"^[^\S\n]*+--- (PASS|FAIL|SKIP): \S+ \([\d.]+s\)", re.M)
+GO_VERBOSE = re.compile(r"^[^\S\n]*+(?:=== RUN |--- PASS: )", re.M)
+GO_PACKAGE = re.compile(r"^(ok|FAIL|\?)[^\S\n]++\S++[^\S\n]++([\d.]+s|\[[^\]\n]++\]|\(cached\))",
+                        re.M)
 GO_BROKEN = ("[build failed]", "[setup failed]")
 GO_WORDS = {"PASS": "passed", "FAIL": "failed", "SKIP": "skipped"}
 GO_PACKAGE_WORDS = {"ok": "passed", "FAIL": "failed"}
@@ -185,7 +214,7 @@ def go_counts(text):
 
 def _word_counts(line, pattern, words):
     counts = {}
-    for number, word in re.findall(pattern, line):
+    for number, word in pattern.findall(line):
         key = words.get(word)
         if key:
             counts[key] = counts.get(key, 0) + int(number)

@@ -11,9 +11,15 @@ from dataclasses import dataclass
 INIT_PREFIX = "Session started:"
 CONTEXT_KEYS = ("prompt", "title")
 TITLE_CHARS = 90
+# A title is looked for in this many characters of a text, leading blanks left out: a
+# text of a million lines of marks alone would otherwise be read line by line.
+TITLE_SCAN_CHARS = 16 * 1024
 # `key=value` pairs of the init note; a value runs up to the next `, key=`, so a
-# path holding a comma stays whole.
-INIT_FIELD = re.compile(r"(\w+)=(.*?)(?=, \w+=|$)")
+# path holding a comma stays whole. The note holds agent text (a model name, a
+# path), so it is cut at each `, key=` by one forward scan: a word is read whole
+# (possessive) from its first character only, never retried from each of them.
+FIRST_FIELD = re.compile(r"(?<!\w)\w++=")
+NEXT_FIELD = re.compile(r", (?=\w++=)")
 # Markdown that reads as noise in a title: a heading, quote or bullet mark at the
 # start of the line, and emphasis or code marks anywhere (a lone `_` in a name stays).
 LEADING_MARKS = re.compile(r"^\s*(?:[#>]+|[-*+](?=\s))\s*")
@@ -40,12 +46,25 @@ def init_fields(messages):
         content = message.content if isinstance(message.content, str) else ""
         if message.role == "system" and content.startswith(INIT_PREFIX):
             details = content[len(INIT_PREFIX):].strip()
-            return {key: value.strip() for key, value in INIT_FIELD.findall(details)}
+            return _fields(details)
     return {}
 
 
+def _fields(details):
+    first = FIRST_FIELD.search(details)
+    if first is None:
+        return {}
+    pairs = (part.partition("=") for part in NEXT_FIELD.split(details[first.start():]))
+    return {key: value.strip() for key, _, value in pairs}
+
+
 def one_line(text, limit=TITLE_CHARS):
-    """The first non-blank line of `text`, Markdown marks dropped, at most `limit` chars."""
+    """The first non-blank line of `text` (within TITLE_SCAN_CHARS), Markdown marks
+    dropped, at most `limit` chars."""
+    text = text.lstrip()
+    if len(text) > TITLE_SCAN_CHARS:
+        text = text[:TITLE_SCAN_CHARS]
+        text = text[:text.rfind("\n")] if "\n" in text else text  # whole lines only
     for line in text.splitlines():
         line = " ".join(INLINE_MARKS.sub("", LEADING_MARKS.sub("", line)).split())
         if line:

@@ -21,6 +21,9 @@ THINKING_LABELS = {"thinking": "Thinking", "reasoning": "Reasoning"}
 PREVIEW_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "description")
 PREVIEW_CHARS = 80
 OPEN_RESULT_LINES = 12  # a tool result up to this long starts expanded
+# Sub-agents shown one inside another at most this deep; deeper ones are shown beside
+# their parent at this depth (a page of any depth renders).
+MAX_SUBAGENT_DEPTH = 8
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,10 @@ def nested(parts):
     started it (its block's `parent_tool_use_id`).
 
     A result whose call is not among `parts` (made in an earlier row), and a sub-agent
-    part whose call is not, keep their place.
+    part whose call is not, keep their place. The tree is built without recursion and
+    is at most MAX_SUBAGENT_DEPTH deep: a part deeper than that is shown beside its
+    parent, at the cap. A part whose parent chain loops back to itself (its own id, or
+    two calls naming each other) is shown at the top, so no part is ever hidden.
     """
     calls = {}
     out = []
@@ -113,14 +119,44 @@ def nested(parts):
             calls[part["anchor"]]["results"].append(part)
             continue
         out.append(part)
+    holders = _holders(out, calls)
     nested_out = []
     for part in out:
-        parent = calls.get(part.get("parent"))
-        if parent is not None and parent is not part:
-            parent["children"].append(part)
-        else:
+        holder = holders[id(part)]
+        if holder is None:
             nested_out.append(part)
+        else:
+            holder["children"].append(part)
     return nested_out
+
+
+def _holders(parts, calls):
+    """id(part) -> the part it is shown inside (None: at the top), for every part and
+    every call up its parent chain."""
+    holders, levels = {}, {}
+    for part in parts:
+        path, places, node = [], {}, part
+        while id(node) not in levels:
+            parent = calls.get(node.get("parent"))
+            if parent is None or id(node) in places:
+                if parent is not None:  # a loop: each part on it goes to the top
+                    loop = path[places[id(node)]:]
+                    del path[places[id(node)]:]
+                    for member in loop:
+                        holders[id(member)], levels[id(member)] = None, 0
+                else:
+                    holders[id(node)], levels[id(node)] = None, 0
+                break
+            places[id(node)] = len(path)
+            path.append(node)
+            node = parent
+        for node in reversed(path):  # each one's parent is placed by now
+            parent = calls[node["parent"]]
+            if levels[id(parent)] < MAX_SUBAGENT_DEPTH:
+                holders[id(node)], levels[id(node)] = parent, levels[id(parent)] + 1
+            else:
+                holders[id(node)], levels[id(node)] = holders[id(parent)], MAX_SUBAGENT_DEPTH
+    return holders
 
 
 def anchor(message_id, tool_id):

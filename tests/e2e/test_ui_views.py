@@ -381,3 +381,32 @@ def test_a_sub_agent_is_shown_inside_the_task_call_that_started_it(client):
     task_result = html.index("toolu_T1</a>", grep_call)  # the Task's result link, after the sub-agent
     assert task < inside < grep_call < task_result
     assert html.count('class="subagent"') == 1
+
+
+def _sub_agent_call(tool_id, parent):
+    """A Claude line holding one Task call, made by the sub-agent of call `parent`."""
+    import json
+    line = json.loads(cl.assistant(cl.tool_use(tool_id, "Task", {"prompt": tool_id})))
+    line["parent_tool_use_id"] = parent
+    return json.dumps(line)
+
+
+def test_a_300_deep_sub_agent_chain_renders_every_call(client):
+    sid = create_session(client)
+    lines = [cl.assistant(cl.text("Delegating."), cl.tool_use("t0", "Task", {"prompt": "t0"}))]
+    lines += [_sub_agent_call(f"t{i}", f"t{i - 1}") for i in range(1, 300)]
+    post_lines(client, sid, [*lines, cl.result()])
+    complete(client, sid)
+    html = page(client, f"/sessions/{sid}")
+    assert all(f'data-call-id="t{i}"' in html for i in range(300))
+    assert html.count('class="subagent"') == 8  # MAX_SUBAGENT_DEPTH levels, then flat
+
+
+def test_calls_whose_parents_loop_are_all_shown(client):
+    sid = create_session(client)
+    post_lines(client, sid, [cl.assistant(cl.text("Delegating.")), _sub_agent_call("a", "b"), _sub_agent_call("b", "a"),
+                             _sub_agent_call("self", "self"), cl.result()])
+    complete(client, sid)
+    html = page(client, f"/sessions/{sid}")
+    for tool_id in ("a", "b", "self"):
+        assert f'data-call-id="{tool_id}"' in html

@@ -144,3 +144,37 @@ def test_a_sub_agents_blocks_sit_inside_the_task_call_that_started_it():
     assert task["children"][0]["results"][0]["text"] == "a.py:1"  # the sub-agent's own result
     assert [r["text"] for r in task["results"]] == ["Found in a.py."]
     assert "Orphan." in bubble.parts[3]["html"]  # its Task is not in this row: it keeps its place
+
+
+def _call(tool_id, parent=None):
+    block = {"type": "tool_use", "id": tool_id, "name": "Task", "input": {}}
+    return {**block, "parent_tool_use_id": parent} if parent else block
+
+
+def _depths(parts, depth=0):
+    """tool id -> how deep it is shown, walking the tree without recursion."""
+    found, stack = {}, [(part, depth) for part in parts]
+    while stack:
+        part, level = stack.pop()
+        found[part["tool_id"]] = level
+        stack.extend((child, level + 1) for child in part["children"])
+    return found
+
+
+def test_a_deep_sub_agent_chain_is_shown_flat_at_the_depth_cap():
+    from app.ui.transcript import MAX_SUBAGENT_DEPTH
+    chain = [_call("t0")] + [_call(f"t{i}", f"t{i - 1}") for i in range(1, 300)]
+    [bubble] = bubbles([message(1, blocks=chain)])
+    depths = _depths(bubble.parts)
+    assert len(depths) == 300  # every call is shown
+    assert [depths[f"t{i}"] for i in range(MAX_SUBAGENT_DEPTH + 1)] == list(range(MAX_SUBAGENT_DEPTH + 1))
+    assert {depths[f"t{i}"] for i in range(MAX_SUBAGENT_DEPTH, 300)} == {MAX_SUBAGENT_DEPTH}
+
+
+def test_calls_whose_parents_loop_are_shown_at_the_top():
+    blocks = [_call("a", "b"), _call("b", "a"), _call("self", "self"), _call("child", "a"),
+              {"type": "tool_result", "tool_use_id": "b", "content": "done"}]
+    [bubble] = bubbles([message(1, blocks=blocks)])
+    assert [part["tool_id"] for part in bubble.parts] == ["a", "b", "self"]
+    assert [child["tool_id"] for child in bubble.parts[0]["children"]] == ["child"]
+    assert bubble.parts[1]["results"][0]["text"] == "done"
