@@ -27,7 +27,6 @@ SERVICE_STATUS = {
     service_errors.InvalidMachine: 422,
     service_errors.InvalidTokenName: 422,
     service_errors.NotPermitted: 403,
-    service_errors.SessionNotAssigned: 403,
     service_errors.MigrationError: 500,
     service_errors.TooManyStreams: 429,
     service_errors.QuotaExceeded: 429,

@@ -312,6 +312,11 @@ class FakeTokens:
     def lock(self, token_id):
         self.locked.append(token_id)
 
+    def renew(self, token_id, at):
+        record = self.rows[token_id]
+        if record.revoked_at is None:
+            self.rows[token_id] = dataclasses.replace(record, expires_at=at)
+
     def expire_session_tokens(self, session_id, at):
         for token_id, record in self.rows.items():
             if record.session_id == session_id and (record.expires_at is None or record.expires_at > at):

@@ -56,12 +56,6 @@ class NotPermitted(ServiceError):
     code = "not_permitted"
 
 
-class SessionNotAssigned(NotPermitted):
-    """A runner token wrote to a session assigned to another machine (or to none)."""
-
-    code = "session_not_assigned"
-
-
 class InvalidMachine(ServiceError):
     """A machine name that is empty, too long or not storable text."""
 
