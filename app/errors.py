@@ -19,6 +19,7 @@ SERVICE_STATUS = {
     service_errors.ServiceError: 400,
     service_errors.SessionNotFound: 404,
     service_errors.SessionClosed: 409,
+    service_errors.SeqConflict: 409,
     service_errors.InvalidCursor: 422,
     service_errors.InvalidEventId: 400,
     service_errors.InvalidQuery: 422,

@@ -20,6 +20,12 @@ class SessionClosed(ServiceError):
     code = "session_completed"
 
 
+class SeqConflict(ServiceError):
+    """A runner sent a seq it sent before with other content (stream or text)."""
+
+    code = "seq_conflict"
+
+
 class InvalidCursor(ServiceError):
     """A paging cursor that is malformed or out of range."""
 

@@ -15,6 +15,7 @@ from app.services.access import OPEN
 from app.services.clock import iso_after
 from app.services.clock import to_iso
 from app.services.clock import utc_now
+from app.services.errors import SeqConflict
 from app.services.errors import SessionClosed
 from app.services.errors import SessionNotFound
 from app.services.errors import SessionOutputLimit
@@ -209,13 +210,14 @@ def _why_not_writable(session, caller):
 
 
 def _stored_seqs(uow, locked, chunks):
-    """Which of the chunks' seqs the session holds already. Only seqs at or below the
-    highest it ever stored need looking up, so a runner counting up costs no query."""
+    """{seq: the stored line} of those of the chunks' seqs the session holds already.
+    Only seqs at or below the highest it ever stored need looking up, so a runner
+    counting up costs no query (and a retry reads back just the lines it re-sends)."""
     highest = locked.max_seq
     if highest is None:
-        return set()
+        return {}
     older = {c.seq for c in chunks if c.seq is not None and c.seq <= highest}
-    return uow.outputs.known_seqs(locked.session.session_id, older) if older else set()
+    return uow.outputs.known_seqs(locked.session.session_id, older) if older else {}
 
 
 def _max_seq(highest, fresh):
@@ -224,15 +226,25 @@ def _max_seq(highest, fresh):
     return max(seqs if highest is None else [highest, *seqs], default=None)
 
 
-def _drop_duplicates(chunks, known_seqs):
-    """Chunks whose seq is stored already, or repeated in this batch, are duplicates."""
-    seen = set(known_seqs)
+def _drop_duplicates(chunks, stored):
+    """The chunks minus duplicates, and how many were dropped. A chunk whose seq is
+    stored already (`stored`: {seq: stored Chunk}), or came earlier in this batch, is a
+    duplicate when its stream and text are the same (a retry); with other content it is
+    a SeqConflict, which refuses the whole request: a seq names one line for good."""
+    seen = dict(stored)
     fresh = []
     for chunk in chunks:
-        if chunk.seq is not None:
-            if chunk.seq in seen:
+        seq = chunk.seq
+        if seq is not None:
+            known = seen.get(seq)
+            if known is not None:
+                if known != chunk:
+                    raise SeqConflict(
+                        f"seq {seq} was already sent with other content (stream or text);"
+                        " a seq names one line for good. Nothing of this request was stored",
+                        {"seq": seq})
                 continue
-            seen.add(chunk.seq)
+            seen[seq] = chunk
         fresh.append(chunk)
     return fresh, len(chunks) - len(fresh)
 
