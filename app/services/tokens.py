@@ -166,8 +166,30 @@ def revoke(token_id, uow, *, clock=utc_now):
 
 
 def list_tokens(uow):
+    """Every token by id, each session write token right after the runner token that
+    opened its session (one whose runner token is not known keeps its own place)."""
     with uow:
-        return uow.tokens.list_all()
+        records = uow.tokens.list_all()
+    known = {record.id for record in records}
+    children = {}
+    for record in records:
+        if record.session_id is not None and record.parent_id in known:
+            children.setdefault(record.parent_id, []).append(record)
+    listing = []
+    for record in records:
+        if record.session_id is None or record.parent_id not in known:
+            listing.append(record)
+            listing.extend(children.get(record.id, ()))
+    return listing
+
+
+def stopped_by_parent(record, parent, now):
+    """True when a session write token no longer works because its runner token
+    (`parent`, None: not known) is revoked or expired at `now` (stored text)."""
+    if record.session_id is None or parent is None:
+        return False
+    return parent.revoked_at is not None or (parent.expires_at is not None
+                                             and parent.expires_at <= now)
 
 
 def _caller(record):

@@ -29,7 +29,12 @@ WORKING = (
 )
 SELECT_ACTIVE_BY_HASH = text(WORKING.format(which="t.token_hash = :token_hash"))
 SELECT_ACTIVE_BY_ID = text(WORKING.format(which="t.id = :id"))
-SELECT_ALL = text(f"SELECT {COLUMNS} FROM agent_tokens ORDER BY id")
+
+# Every token, a session's write token with the runner token that opened its session.
+SELECT_ALL = text(
+    f"SELECT {T_COLUMNS}, s.opened_by_token AS parent_id FROM agent_tokens t"
+    " LEFT JOIN agent_sessions s ON s.session_id = t.session_id ORDER BY t.id"
+)
 REVOKE = text(
     "UPDATE agent_tokens SET revoked_at = :now WHERE id = :id AND revoked_at IS NULL"
 )
