@@ -1,4 +1,5 @@
-"""retry_busy: a reader waits out SQLITE_BUSY in Python, for its timeout and no longer."""
+"""retry_busy: a reader waits out SQLITE_BUSY in Python, for its timeout and no longer (no
+database: errors of the driver, a clock and sleeps that are fakes)."""
 import sqlite3
 
 import pytest
