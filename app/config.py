@@ -90,6 +90,14 @@ class Config:
     # a sign-out ends the stream within about this long.
     STREAM_AUTH_CHECK_SECONDS = 5.0
 
+    # Tokens and access (issue 29): a session's own write token expires this long after
+    # it was issued or last renewed; a write renews it (at most every 10 minutes), so it
+    # outlives its runner by this long at most. 0: it never expires while the session runs.
+    WRITE_TOKEN_LIFETIME_SECONDS = 24 * 3600
+    # How long a read (REST, live stream page, viewer) waits for SQLite's lock before
+    # it answers 503 database_busy.
+    SQLITE_READ_BUSY_TIMEOUT = 2.0
+
 
 # Numeric settings and the least each may be: a zero page size or poll interval
 # would make a stream spin or stall, so a bad value stops the app at start-up
@@ -121,12 +129,15 @@ AT_LEAST = {
     "MAX_OPEN_SESSIONS_PER_USER": 0,
     "SESSION_TOKEN_GRACE_SECONDS": 0,
     "STREAM_AUTH_CHECK_SECONDS": 0.001,
+    "WRITE_TOKEN_LIFETIME_SECONDS": 0,
+    "SQLITE_READ_BUSY_TIMEOUT": 0,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "VIEWER_PAGE_MESSAGES", "MAX_CONTEXT_BYTES",
                  "RATE_LIMIT_REQUESTS", "MAX_CHUNKS_PER_REQUEST", "MAX_LINE_LENGTH",
                  "VIEWER_SESSION_SECONDS", "SESSIONS_PER_TOKEN_PER_MINUTE", "MAX_SESSION_OUTPUT_BYTES",
-                 "MAX_OPEN_SESSIONS_PER_USER", "SESSION_TOKEN_GRACE_SECONDS"}
+                 "MAX_OPEN_SESSIONS_PER_USER", "SESSION_TOKEN_GRACE_SECONDS",
+                 "WRITE_TOKEN_LIFETIME_SECONDS"}
 
 
 def check_numbers(config):

@@ -12,6 +12,7 @@ from app.storage import live_notify
 from app.storage.repositories.dialect import driver_error
 from app.storage.sqlite_lock import C_BUSY_MS
 from app.storage.sqlite_lock import begin_immediate
+from app.storage.sqlite_lock import retry_busy
 from app.storage.unit_of_work import WRITE_OPTION
 from app.storage.unit_of_work import EngineUnitOfWork
 from app.storage.unit_of_work import SqlUnitOfWork
@@ -19,6 +20,9 @@ from app.storage.wal_checkpoints import BACKSTOP_PAGES
 from app.storage.wal_checkpoints import WalCheckpointer
 from app.storage.wal_checkpoints import database_file
 
+# The cheapest statement that starts a read transaction (it reads the first page), so
+# that a lock keeping readers out is met, and waited for, as the transaction begins.
+READ_PROBE = "SELECT 1 FROM sqlite_master LIMIT 1"
 # app.extensions key: the app's factory of write units of work (`writing()`), its
 # engine and the begin and after-commit hooks configure_sqlite made bound in once.
 WRITES = "turnlog_writes"
@@ -32,20 +36,25 @@ def init_app(app):
         begin, checkpointer = None, None
         if engine.dialect.name == "sqlite":
             begin, checkpointer = configure_sqlite(
-                engine, app.config["SQLITE_BUSY_TIMEOUT"], app.config["SQLITE_CHECKPOINT_SECONDS"])
+                engine, app.config["SQLITE_BUSY_TIMEOUT"], app.config["SQLITE_CHECKPOINT_SECONDS"],
+                read_timeout=app.config["SQLITE_READ_BUSY_TIMEOUT"])
         app.extensions["wal_checkpointer"] = checkpointer
         app.extensions[WRITES] = functools.partial(
             EngineUnitOfWork, engine, write=True, begin=begin,
             after_commit=checkpointer.wrote if checkpointer else None)
 
 
-def configure_sqlite(engine, busy_timeout, checkpoint_seconds=0):
+def configure_sqlite(engine, busy_timeout, checkpoint_seconds=0, *, read_timeout=0):
     """WAL, foreign keys and a short busy timeout on every connection; explicit BEGINs.
 
     pysqlite's own transaction handling is turned off so that turnlog decides how
     a transaction begins: writers say BEGIN IMMEDIATE and queue for the lock for
     up to `busy_timeout` seconds, sleeping in Python between tries (see
-    app/storage/sqlite_lock.py); readers say BEGIN and never block writers (WAL).
+    app/storage/sqlite_lock.py); readers say BEGIN and never block writers (WAL),
+    then take their snapshot at once (READ_PROBE), waiting up to `read_timeout`
+    seconds, the same way, for an exclusive lock on the file to go (a checkpoint on
+    close, a log recovery). A new connection waits as long for its first look at the
+    file (PRAGMA journal_mode).
 
     With `checkpoint_seconds`, a thread checkpoints the log that often while writes
     come, instead of the commit that happens to fill it (app/storage/wal_checkpoints.py);
@@ -60,7 +69,7 @@ def configure_sqlite(engine, busy_timeout, checkpoint_seconds=0):
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {min(C_BUSY_MS, int(busy_timeout * 1000))}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        retry_busy(lambda: cursor.execute("PRAGMA journal_mode = WAL"), read_timeout)
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.execute("PRAGMA synchronous = NORMAL")
         if checkpointer:
@@ -87,6 +96,16 @@ def configure_sqlite(engine, busy_timeout, checkpoint_seconds=0):
             begin_write(conn)
         else:
             conn.exec_driver_sql("BEGIN")
+            begin_read(conn)
+
+    def begin_read(conn):
+        """Take the read snapshot of the transaction just begun, waiting in Python."""
+        driver = conn.connection.driver_connection
+        try:
+            retry_busy(lambda: driver.execute(READ_PROBE).fetchall(), read_timeout)
+        except sqlite3.Error as err:
+            driver.rollback()
+            raise driver_error(conn, err, READ_PROBE) from err
 
     if checkpointer:
         @event.listens_for(engine, "commit")

@@ -7,6 +7,7 @@ import copy
 import dataclasses
 
 from app.services.models import AgentSession
+from app.services.models import Chunk
 from app.services.models import Evidence
 from app.services.models import LockedSession
 from app.services.models import Message
@@ -170,7 +171,9 @@ class FakeOutputs:
         self.live = {}  # (session_id, event_index) -> stored live events
 
     def known_seqs(self, session_id, seqs):
-        return {o.producer_seq for sid, o in self.rows if sid == session_id} & set(seqs)
+        wanted = set(seqs)
+        return {o.producer_seq: Chunk(o.payload, o.stream, o.producer_seq)
+                for sid, o in self.rows if sid == session_id and o.producer_seq in wanted}
 
     def add_many(self, session_id, outputs, expires_at, live_events=()):
         self.rows.extend((session_id, out) for out in outputs)
@@ -311,6 +314,11 @@ class FakeTokens:
 
     def lock(self, token_id):
         self.locked.append(token_id)
+
+    def renew(self, token_id, at):
+        record = self.rows[token_id]
+        if record.revoked_at is None:
+            self.rows[token_id] = dataclasses.replace(record, expires_at=at)
 
     def expire_session_tokens(self, session_id, at):
         for token_id, record in self.rows.items():

@@ -4,12 +4,12 @@
 COMMON = {
     401: "`missing_token`, `invalid_authorization` or `invalid_token`"
          " (with `WWW-Authenticate: Bearer`)",
-    403: "`wrong_token_kind`, or the token may not do this (`session_not_assigned`,"
-         " `not_permitted`)",
+    403: "`wrong_token_kind`, or the token may not do this (`not_permitted`)",
     429: "`rate_limited`: too many requests for this token; wait `Retry-After` seconds",
     503: "`database_busy`: retry after `Retry-After` seconds",
 }
-NOT_FOUND = {404: "`session_not_found`: no such session, or another user's"}
+NOT_FOUND = {404: "`session_not_found`: no such session, or one the token may not see or"
+                  " write (the same answer: no machine or owner named)"}
 # Every write reads a JSON object body.
 BODY = {
     413: "`request_entity_too_large`: the body is over MAX_CONTENT_LENGTH",

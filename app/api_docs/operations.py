@@ -168,7 +168,9 @@ def _writes():
     writes = [
         ("output", "appendOutput", "Buffer stdout lines and read them into turns",
          schemas.OutputBatchSchema, schemas.IngestReceiptSchema,
-         {409: "`session_completed`: new output for a completed session",
+         {409: "`session_completed`: new output for a completed session; `seq_conflict`: a"
+               " seq sent before with other content (`details.seq`; nothing of the batch is"
+               " stored)",
           413: "`request_entity_too_large`, `too_many_chunks`, `line_too_long` or"
                " `session_output_limit` (the session's MAX_SESSION_OUTPUT_BYTES; nothing of the batch"
                " is stored)"}),

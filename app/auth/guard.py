@@ -82,7 +82,7 @@ def _authenticate(cookie):
                            "use the header `Authorization: Bearer <token>`", headers=CHALLENGE)
         caller = tokens.caller_for_secret(secret, db.reading())
         if caller is None:
-            raise ApiError(401, "invalid_token", "the token is unknown or revoked",
+            raise ApiError(401, "invalid_token", "the token is unknown, revoked or expired",
                            headers=CHALLENGE)
         return caller
     if cookie and COOKIE_KEY in session:

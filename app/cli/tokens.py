@@ -6,6 +6,8 @@ from app.cli.command import operator_command
 from app.services import tokens
 from app.services.access import RUNNER
 from app.services.access import USER
+from app.services.clock import to_iso
+from app.services.clock import utc_now
 
 
 class Duration(click.ParamType):
@@ -63,13 +65,31 @@ def create_user_token(user, admin, expires_in):
 @operator_command("list-tokens")
 def list_tokens():
     """Every token ever issued, one per line, tab-separated (never the secret):
-    id, kind, name, admin, scope, created, expires, revoked."""
+    id, kind, name, admin, scope, created, expires, state. A session's own write
+    token (kind `session`) follows the runner token that opened its session."""
     click.echo("id\tkind\tname\tadmin\tscope\tcreated\texpires\tstate")
-    for token in tokens.list_tokens(db.reading()):
+    listing = tokens.list_tokens(db.reading())
+    by_id = {token.id: token for token in listing}
+    now = to_iso(utc_now())
+    for token in listing:
         admin = "admin" if token.is_admin else "-"
-        click.echo(f"{token.id}\t{token.kind}\t{token.name}\t{admin}\t{_scope(token)}"
+        click.echo(f"{token.id}\t{_kind(token, by_id)}\t{token.name}\t{admin}\t{_scope(token)}"
                    f"\t{token.created_at}\t{token.expires_at or 'never'}"
-                   f"\t{'revoked ' + token.revoked_at if token.revoked_at else 'active'}")
+                   f"\t{_state(token, by_id.get(token.parent_id), now)}")
+
+
+def _kind(token, by_id):
+    if token.session_id is None:
+        return token.kind
+    return "└ session" if token.parent_id in by_id else "session"
+
+
+def _state(token, parent, now):
+    if token.revoked_at:
+        return "revoked " + token.revoked_at
+    if tokens.stopped_by_parent(token, parent, now):
+        return f"stopped with token {parent.id}"
+    return "active"
 
 
 def _scope(token):

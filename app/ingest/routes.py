@@ -34,6 +34,7 @@ def output(session_id):
         caller=current_caller(),
         max_output_bytes=current_app.config["MAX_SESSION_OUTPUT_BYTES"],
         usage_reports=batch["usage"],
+        token_lifetime_seconds=current_app.config["WRITE_TOKEN_LIFETIME_SECONDS"],
     )
     return schemas.ingest_receipt_schema.dump(receipt)
 

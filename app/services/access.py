@@ -23,6 +23,7 @@ class Caller:
     users: tuple | None = None  # a runner's users; None: any user
     session_id: str | None = None  # set on a session's own write token
     viewer_key_hash: str | None = None  # set when a viewer's sign-in cookie came
+    expires_at: str | None = None  # when the token stops working; None: never
 
     @property
     def is_session_token(self):

@@ -20,6 +20,12 @@ class SessionClosed(ServiceError):
     code = "session_completed"
 
 
+class SeqConflict(ServiceError):
+    """A runner sent a seq it sent before with other content (stream or text)."""
+
+    code = "seq_conflict"
+
+
 class InvalidCursor(ServiceError):
     """A paging cursor that is malformed or out of range."""
 
@@ -54,12 +60,6 @@ class NotPermitted(ServiceError):
     """The caller is known but may not do this (a token of the wrong kind or scope)."""
 
     code = "not_permitted"
-
-
-class SessionNotAssigned(NotPermitted):
-    """A runner token wrote to a session assigned to another machine (or to none)."""
-
-    code = "session_not_assigned"
 
 
 class InvalidMachine(ServiceError):

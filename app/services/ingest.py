@@ -10,12 +10,13 @@ from dataclasses import replace
 
 from app.formats import event_lines
 from app.providers import get_parser
+from app.services import tokens
 from app.services.access import OPEN
 from app.services.clock import iso_after
 from app.services.clock import to_iso
 from app.services.clock import utc_now
+from app.services.errors import SeqConflict
 from app.services.errors import SessionClosed
-from app.services.errors import SessionNotAssigned
 from app.services.errors import SessionNotFound
 from app.services.errors import SessionOutputLimit
 from app.services.models import IngestReceipt
@@ -35,20 +36,24 @@ NOTHING_WRITTEN = TranscriptDelta(0, 0, 0)
 
 
 def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, clock=utc_now,
-                  max_output_bytes=0, usage_reports=()):
+                  max_output_bytes=0, usage_reports=(), token_lifetime_seconds=0):
     """Buffer the runner's chunks and fold their stdout lines into the transcript;
     count `usage_reports` (each once per report_id) in the same transaction.
 
     With `max_output_bytes`, a batch that would take the session's output past it is
-    refused whole (SessionOutputLimit); what was accepted before stays.
+    refused whole (SessionOutputLimit); what was accepted before stays. A request of a
+    running session's write token renews it for `token_lifetime_seconds`.
     """
     with uow:
         locked = _locked_for_write(uow, session_id, caller)
         session = locked.session
         fresh, duplicates = _drop_duplicates(chunks, _stored_seqs(uow, locked, chunks))
         if not fresh:
-            counted = _count_usage(uow, session_id, usage_reports, to_iso(clock()))
-            if counted:
+            now = clock()
+            counted = _count_usage(uow, session_id, usage_reports, to_iso(now))
+            renewed = not session.is_completed and tokens.renew_session_token(
+                uow, caller, now, token_lifetime_seconds)
+            if counted or renewed:
                 uow.commit()
             return IngestReceipt(0, duplicates, _last_index(session.next_event_index), 0,
                                  counted)
@@ -68,6 +73,7 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
         parse_line = get_parser(session.provider)  # before anything is stored
         now = clock()
         stamp = to_iso(now)
+        tokens.renew_session_token(uow, caller, now, token_lifetime_seconds)
         start = session.next_event_index
         stored = [
             StoredOutput(start + offset, chunk.stream, chunk.data, chunk.seq, stamp)
@@ -171,46 +177,47 @@ def _locked_for_write(uow, session_id, caller):
 
 
 def _writable(session, session_id, caller):
+    """The session, if it exists and `caller` may write it; else SessionNotFound.
+
+    A session the token may not write is "not found", like an unknown one: its
+    machine and owner are none of the token's business. What differs, and the
+    operator's fix, go to the log."""
     if session is None:
         raise SessionNotFound(f"no session {session_id}", {"session_id": session_id})
     if not caller.may_write(session):
-        raise _not_assigned(session, caller)
+        log.warning("refused a write to session %s (answered 404): %s", session.session_id,
+                    _why_not_writable(session, caller))
+        raise SessionNotFound(f"no session {session_id}", {"session_id": session_id})
     return session
 
 
-def _not_assigned(session, caller):
-    """The 403 a runner gets, saying what differs and the operator's fix."""
+def _why_not_writable(session, caller):
+    """For the operator's log: what differs between the session and the token, and the fix."""
     sid = session.session_id
     if caller.is_session_token:
-        return SessionNotAssigned(
-            f"this token is session {caller.session_id}'s own write token; it writes no other session",
-            {"session_id": sid, "token_session_id": caller.session_id})
+        return f"the token is session {caller.session_id}'s own write token"
     if session.machine == caller.name:  # the right machine, a user outside the token's scope
-        return SessionNotAssigned(
-            f"session {sid} belongs to user {session.user_id!r}; this token writes sessions of"
-            f" {', '.join(map(repr, caller.users or ()))} only",
-            {"session_id": sid, "user_id": session.user_id, "token_users": list(caller.users or ())})
+        return (f"the session belongs to user {session.user_id!r}; token {caller.token_id}"
+                f" writes sessions of {', '.join(map(repr, caller.users or ()))} only")
     fix = (f"flask --app wsgi assign-machine {shlex.quote(sid)}"
            f" --machine {shlex.quote(caller.name or '')}")
     if session.machine is None:
-        why = f"session {sid} has no machine (opened without one, or before migration 0008)"
+        why = "the session has no machine (opened without one, or before migration 0008)"
     else:
-        why = f"session {sid} belongs to machine {session.machine!r}"
-    return SessionNotAssigned(
-        f"{why}; this token writes machine {caller.name!r} only. An operator can assign"
-        f" the session to it with `{fix}`",
-        {"session_id": sid, "session_machine": session.machine,
-         "token_machine": caller.name, "fix": fix})
+        why = f"the session belongs to machine {session.machine!r}"
+    return (f"{why}; token {caller.token_id} writes machine {caller.name!r} only. An operator"
+            f" can assign the session to it with `{fix}`")
 
 
 def _stored_seqs(uow, locked, chunks):
-    """Which of the chunks' seqs the session holds already. Only seqs at or below the
-    highest it ever stored need looking up, so a runner counting up costs no query."""
+    """{seq: the stored line} of those of the chunks' seqs the session holds already.
+    Only seqs at or below the highest it ever stored need looking up, so a runner
+    counting up costs no query (and a retry reads back just the lines it re-sends)."""
     highest = locked.max_seq
     if highest is None:
-        return set()
+        return {}
     older = {c.seq for c in chunks if c.seq is not None and c.seq <= highest}
-    return uow.outputs.known_seqs(locked.session.session_id, older) if older else set()
+    return uow.outputs.known_seqs(locked.session.session_id, older) if older else {}
 
 
 def _max_seq(highest, fresh):
@@ -219,15 +226,25 @@ def _max_seq(highest, fresh):
     return max(seqs if highest is None else [highest, *seqs], default=None)
 
 
-def _drop_duplicates(chunks, known_seqs):
-    """Chunks whose seq is stored already, or repeated in this batch, are duplicates."""
-    seen = set(known_seqs)
+def _drop_duplicates(chunks, stored):
+    """The chunks minus duplicates, and how many were dropped. A chunk whose seq is
+    stored already (`stored`: {seq: stored Chunk}), or came earlier in this batch, is a
+    duplicate when its stream and text are the same (a retry); with other content it is
+    a SeqConflict, which refuses the whole request: a seq names one line for good."""
+    seen = dict(stored)
     fresh = []
     for chunk in chunks:
-        if chunk.seq is not None:
-            if chunk.seq in seen:
+        seq = chunk.seq
+        if seq is not None:
+            known = seen.get(seq)
+            if known is not None:
+                if known != chunk:
+                    raise SeqConflict(
+                        f"seq {seq} was already sent with other content (stream or text);"
+                        " a seq names one line for good. Nothing of this request was stored",
+                        {"seq": seq})
                 continue
-            seen.add(chunk.seq)
+            seen[seq] = chunk
         fresh.append(chunk)
     return fresh, len(chunks) - len(fresh)
 

@@ -148,6 +148,7 @@ class TokenRecord:
     allowed_users: tuple | None = None  # a runner's users; None: any user
     expires_at: str | None = None  # None: never
     session_id: str | None = None  # a session's own write token
+    parent_id: int | None = None  # its runner token (listings only; None: not known)
 
 
 @dataclass(frozen=True)

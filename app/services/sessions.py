@@ -12,6 +12,7 @@ from app.services.access import OPEN
 from app.services.access import RUNNER
 from app.services.access import USER
 from app.services.clock import from_iso
+from app.services.clock import iso_after
 from app.services.clock import to_iso
 from app.services.clock import utc_now
 from app.services.errors import InvalidCursor
@@ -43,12 +44,15 @@ QUOTA_WINDOW_SECONDS = 60
 OPEN_SESSIONS_RETRY_SECONDS = 30
 
 
-def open_session(data, uow, *, caller=OPEN, clock=utc_now, quotas=OpenQuotas()):
+def open_session(data, uow, *, caller=OPEN, clock=utc_now, quotas=OpenQuotas(),
+                 token_lifetime_seconds=0):
     """Create a running session from validated fields; returns it.
 
     A user opens sessions for themselves (an admin for anyone); a runner opens
     them on its own machine, for an owner its token is scoped to, and gets the
-    session's own write token with it (`write_token`). Past a quota, QuotaExceeded.
+    session's own write token with it (`write_token`), which expires
+    `token_lifetime_seconds` later (0: never) unless writes renew it. Past a quota,
+    QuotaExceeded.
     """
     owner, machine = _owner_and_machine(data, caller)
     session_id = str(uuid.uuid4())
@@ -69,7 +73,9 @@ def open_session(data, uow, *, caller=OPEN, clock=utc_now, quotas=OpenQuotas()):
         )
         session = uow.sessions.get(session_id)
         if caller.kind == RUNNER:
-            session.write_token = tokens.issue_session_token(uow, session, caller, to_iso(now))
+            expires_at = iso_after(now, token_lifetime_seconds) if token_lifetime_seconds else None
+            session.write_token = tokens.issue_session_token(uow, session, caller, to_iso(now),
+                                                             expires_at=expires_at)
         uow.commit()
     log.info("session %s opened: %s, provider %s, owner %r, machine %r", session_id,
              session.session_type, session.provider, session.user_id, session.machine)

@@ -20,6 +20,9 @@ from app.services.errors import InvalidTokenName
 # A prefix per kind makes a pasted token recognisable (and greppable in leaks).
 PREFIXES = {RUNNER: "tlr_", USER: "tlu_"}
 MAX_NAME = 200
+# A session write token is renewed by a write once this much of its lifetime has
+# passed (a tenth of it, when that is shorter).
+RENEW_EVERY_SECONDS = 600
 
 
 def checked_name(name, error, what="name"):
@@ -66,16 +69,40 @@ def new_secret(kind):
     return PREFIXES[kind] + secrets.token_urlsafe(32)
 
 
-def issue_session_token(uow, session, caller, now):
+def issue_session_token(uow, session, caller, now, *, expires_at=None):
     """A write token for `session` alone, in the caller's transaction; returns its secret.
 
     It stands for the runner that opened the session (same machine and scope) and
-    expires when the session completes, plus a grace period (see `expire_session_tokens`).
+    works only while that runner's token does and the session stays on its machine
+    (the repository's lookups check both). It expires at `expires_at` (None: never),
+    a time its writes push on (`renew_session_token`), and when the session
+    completes, plus a grace period (see `expire_session_tokens`).
     """
     secret = new_secret(RUNNER)
     uow.tokens.add(RUNNER, caller.name, False, hash_token(secret), now,
-                   allowed_users=(session.user_id,), session_id=session.session_id)
+                   allowed_users=(session.user_id,), expires_at=expires_at,
+                   session_id=session.session_id)
     return secret
+
+
+def renew_session_token(uow, caller, now, lifetime_seconds):
+    """Push a session write token's expiry to `lifetime_seconds` after `now`, in the
+    caller's write transaction, when it came with one (a runner's own token, or none,
+    is left alone). Renewed at most every RENEW_EVERY of its lifetime, so a runner
+    writing steadily costs one UPDATE per that long, not one per request. A token from
+    before expiring write tokens (no expiry) gets its first here."""
+    if not caller.is_session_token or not lifetime_seconds:
+        return False
+    renewed_at = iso_after(now, lifetime_seconds - renew_every(lifetime_seconds))
+    if caller.expires_at is not None and caller.expires_at >= renewed_at:
+        return False
+    uow.tokens.renew(caller.token_id, iso_after(now, lifetime_seconds))
+    return True
+
+
+def renew_every(lifetime_seconds):
+    """How much of a write token's lifetime may pass before a write renews it."""
+    return min(RENEW_EVERY_SECONDS, lifetime_seconds / 10)
 
 
 def caller_for_secret(secret, uow, *, clock=utc_now):
@@ -139,12 +166,35 @@ def revoke(token_id, uow, *, clock=utc_now):
 
 
 def list_tokens(uow):
+    """Every token by id, each session write token right after the runner token that
+    opened its session (one whose runner token is not known keeps its own place)."""
     with uow:
-        return uow.tokens.list_all()
+        records = uow.tokens.list_all()
+    known = {record.id for record in records}
+    children = {}
+    for record in records:
+        if record.session_id is not None and record.parent_id in known:
+            children.setdefault(record.parent_id, []).append(record)
+    listing = []
+    for record in records:
+        if record.session_id is None or record.parent_id not in known:
+            listing.append(record)
+            listing.extend(children.get(record.id, ()))
+    return listing
+
+
+def stopped_by_parent(record, parent, now):
+    """True when a session write token no longer works because its runner token
+    (`parent`, None: not known) is revoked or expired at `now` (stored text)."""
+    if record.session_id is None or parent is None:
+        return False
+    return parent.revoked_at is not None or (parent.expires_at is not None
+                                             and parent.expires_at <= now)
 
 
 def _caller(record):
     if record is None:
         return None
     return Caller(record.kind, record.name, is_admin=record.is_admin, token_id=record.id,
-                  users=record.allowed_users, session_id=record.session_id)
+                  users=record.allowed_users, session_id=record.session_id,
+                  expires_at=record.expires_at)

@@ -33,7 +33,8 @@ def create():
     config = current_app.config
     quotas = service.OpenQuotas(per_token_per_minute=config["SESSIONS_PER_TOKEN_PER_MINUTE"],
                                 open_per_user=config["MAX_OPEN_SESSIONS_PER_USER"])
-    session = service.open_session(data, db.writing(), caller=current_caller(), quotas=quotas)
+    session = service.open_session(data, db.writing(), caller=current_caller(), quotas=quotas,
+                                   token_lifetime_seconds=config["WRITE_TOKEN_LIFETIME_SECONDS"])
     body = {"session": schemas.session_summary_schema.dump(session)}
     if session.write_token is not None:  # a runner's: valid for this session only, shown once
         body["write_token"] = session.write_token

@@ -130,8 +130,10 @@ def test_runner_of_another_machine_is_refused_and_nothing_changes(client, world,
                     " FROM agent_sessions WHERE session_id = ?", sid)
     for name, body in WRITE_BODIES.items():
         response = client.post(f"{SESSIONS}/{sid}/{name}", json=body, headers=bearer(world["m2"]))
-        assert response.status_code == 403, name
-        assert response.get_json()["error"]["code"] == "session_not_assigned"
+        assert response.status_code == 404, name
+        assert response.get_json()["error"] == {
+            "code": "session_not_found", "message": f"no session {sid}",
+            "details": {"session_id": sid}}
     assert rows("SELECT message_count, request_count, next_event_index, status"
                 " FROM agent_sessions WHERE session_id = ?", sid) == snapshot
     assert rows("SELECT payload FROM remote_runtime_outputs WHERE session_id = ?", sid) == [
@@ -143,12 +145,12 @@ def test_a_session_with_no_machine_takes_no_runner(client, world, token):
     sid = response.get_json()["session"]["session_id"]
     assert response.get_json()["session"]["machine"] is None
     refused = post_output(client, sid, world["m1"], ["x"])
-    assert refused.status_code == 403
+    unknown = post_output(client, "no-such-session", world["m1"], ["x"])
+    assert (refused.status_code, unknown.status_code) == (404, 404)
     error = refused.get_json()["error"]
-    assert error["code"] == "session_not_assigned"
-    assert error["details"] == {"session_id": sid, "session_machine": None, "token_machine": "m1",
-                                "fix": f"flask --app wsgi assign-machine {sid} --machine m1"}
-    assert "has no machine" in error["message"]
+    assert error == {"code": "session_not_found", "message": f"no session {sid}",
+                     "details": {"session_id": sid}}
+    assert unknown.get_json()["error"]["message"] == "no session no-such-session"
 
 
 def test_a_runner_opens_sessions_on_its_own_machine_only(client, world):

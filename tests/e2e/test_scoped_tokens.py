@@ -63,8 +63,9 @@ def test_a_scoped_runner_cannot_write_another_users_session_on_its_machine(clien
     scoped = issue("runner", "m1", users=("alice",))
     sid = open_session(client, anyone, user_id="bob").get_json()["session"]["session_id"]
     refused = post(client, sid, scoped)
-    assert refused.status_code == 403
-    assert "belongs to user 'bob'" in refused.get_json()["error"]["message"]
+    assert refused.status_code == 404  # like an unknown session: the owner is not named
+    assert refused.get_json()["error"]["details"] == {"session_id": sid}
+    assert "bob" not in refused.get_data(as_text=True)
     assert rows("SELECT COUNT(*) FROM remote_runtime_outputs") == [(0,)]
 
 
@@ -88,12 +89,12 @@ def test_opening_returns_a_write_token_for_that_session_alone(client, issue, row
 
     assert post(client, sid, write_token, cl.assistant(cl.text("hi"))).status_code == 200
     elsewhere = post(client, other, write_token)
-    assert elsewhere.status_code == 403
-    assert elsewhere.get_json()["error"]["details"]["token_session_id"] == sid
+    assert elsewhere.status_code == 404
+    assert elsewhere.get_json()["error"]["details"] == {"session_id": other}
     assert open_session(client, write_token).status_code == 403  # it opens nothing either
     assert rows("SELECT session_id FROM remote_runtime_outputs") == [(sid,)]
-    assert rows("SELECT session_id, allowed_users, expires_at FROM agent_tokens WHERE session_id = ?",
-                sid) == [(sid, '["alice"]', None)]
+    assert rows("SELECT session_id, allowed_users FROM agent_tokens WHERE session_id = ?",
+                sid) == [(sid, '["alice"]')]
 
 
 def test_a_session_token_expires_at_completion_plus_the_grace_period(client, issue, rows):

@@ -7,7 +7,7 @@ from app.db import writing
 from app.services import ingest
 from app.services import sessions
 from app.services import tokens
-from app.services.errors import SessionNotAssigned
+from app.services.errors import SessionNotFound
 from app.services.models import Chunk
 from tests import claude_lines as cl
 from tests.integration.conftest import RETENTION_SECONDS
@@ -29,17 +29,17 @@ def post(caller, session_id, seq):
                                 retention_seconds=RETENTION_SECONDS)
 
 
-def test_a_session_without_machine_takes_its_runner_once_assigned(runner, runner_of, rows):
+def test_a_session_without_machine_takes_its_runner_once_assigned(runner, runner_of, rows,
+                                                                   caplog):
     build7 = runner_of("build-7")
     sid = sessions.open_session({"session_type": "agent", "user_id": "alice"},
                                 writing()).session_id
     assert rows("SELECT machine FROM agent_sessions WHERE session_id = ?", sid) == [(None,)]
-    with pytest.raises(SessionNotAssigned) as refused:
+    with pytest.raises(SessionNotFound) as refused:
         post(build7, sid, 0)
-    assert refused.value.details["session_machine"] is None
-    assert refused.value.details["fix"] == (
-        f"flask --app wsgi assign-machine {sid} --machine build-7")
-    assert "has no machine" in refused.value.message
+    assert refused.value.details == {"session_id": sid}
+    assert f"flask --app wsgi assign-machine {sid} --machine build-7" in caplog.text
+    assert "has no machine" in caplog.text
 
     result = runner.invoke(args=["assign-machine", sid, "--machine", "build-7"])
     assert result.exit_code == 0, result.output
@@ -50,7 +50,7 @@ def test_a_session_without_machine_takes_its_runner_once_assigned(runner, runner
     assert rows("SELECT COUNT(*) FROM remote_runtime_outputs WHERE session_id = ?", sid) == [(1,)]
 
 
-def test_reassigning_moves_the_session_to_the_other_machine(runner, runner_of, rows):
+def test_reassigning_moves_the_session_to_the_other_machine(runner, runner_of, rows, caplog):
     old, new = runner_of("m1"), runner_of("m2")
     sid = sessions.open_session({"session_type": "agent", "machine": "m1"}, writing()).session_id
     assert post(old, sid, 0).accepted == 1
@@ -58,9 +58,9 @@ def test_reassigning_moves_the_session_to_the_other_machine(runner, runner_of, r
     result = runner.invoke(args=["assign-machine", sid, "--machine", "m2"])
     assert result.exit_code == 0, result.output
     assert "assigned to machine 'm2'; it had machine 'm1'" in result.output
-    with pytest.raises(SessionNotAssigned) as refused:
+    with pytest.raises(SessionNotFound):
         post(old, sid, 1)
-    assert "belongs to machine 'm2'" in refused.value.message
+    assert "belongs to machine 'm2'" in caplog.text
     assert post(new, sid, 1).accepted == 1
 
 

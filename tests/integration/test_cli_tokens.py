@@ -1,6 +1,9 @@
 """The token commands: print a token once, keep its hash, list, revoke."""
 import pytest
 
+from app.db import reading
+from app.db import writing
+from app.services import sessions
 from app.services import tokens
 
 
@@ -71,3 +74,34 @@ def test_list_and_revoke(runner, rows):
     assert rows("SELECT id FROM agent_tokens WHERE revoked_at IS NOT NULL") == [(1,)]
     again = runner.invoke(args=["revoke-token", "1"])
     assert again.exit_code != 0 and "no active token with id 1" in again.output
+
+
+def test_session_tokens_are_listed_under_their_runner_token(app, runner, rows):
+    def open_with(secret):
+        caller = tokens.caller_for_secret(secret, reading())
+        return sessions.open_session({"session_type": "agent", "user_id": "alice"}, writing(),
+                                     caller=caller).session_id
+
+    m1 = tokens.issue("runner", "m1", writing())[1]
+    tokens.issue("user", "alice", writing())
+    m2 = tokens.issue("runner", "m2", writing())[1]
+    first, second, third = open_with(m1), open_with(m2), open_with(m1)  # tokens 4, 5, 6
+    orphan = open_with(m2)  # token 7, its session as from before migration 0016
+    rows("UPDATE agent_sessions SET opened_by_token = NULL WHERE session_id = ?", orphan)
+    assert runner.invoke(args=["revoke-token", "1"]).exit_code == 0
+
+    _, *listing = runner.invoke(args=["list-tokens"]).stdout.splitlines()
+    columns = [line.split("\t") for line in listing]
+    assert [(c[0], c[1], c[2], c[4]) for c in columns] == [
+        ("1", "runner", "m1", "any user"),
+        ("4", "└ session", "m1", f"session {first}"),
+        ("6", "└ session", "m1", f"session {third}"),
+        ("2", "user", "alice", "own sessions"),
+        ("3", "runner", "m2", "any user"),
+        ("5", "└ session", "m2", f"session {second}"),
+        ("7", "session", "m2", f"session {orphan}"),
+    ]
+    states = {c[0]: c[7] for c in columns}
+    assert states["1"].startswith("revoked ")
+    assert states["4"] == states["6"] == "stopped with token 1"
+    assert states["5"] == states["7"] == "active"

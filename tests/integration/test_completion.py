@@ -146,11 +146,12 @@ def test_duplicates_after_completion_still_get_a_receipt(new_session, feed, comp
 def test_duplicates_mixed_with_new_output_after_completion_are_refused(new_session, feed,
                                                                        complete, outputs):
     sid = new_session("ordinary")
-    feed(sid, [cl.assistant(cl.text("Bye."))])
+    bye = cl.assistant(cl.text("Bye."))
+    feed(sid, [bye])
     complete(sid)
 
     with pytest.raises(SessionClosed):
-        feed(sid, [cl.assistant(cl.text("Bye.")), cl.result()], seq=0)
+        feed(sid, [bye, cl.result()], seq=0)
     assert len(outputs(sid)) == 1
 
 

@@ -7,6 +7,7 @@ paths hand straight to the driver; the statements are the same on PostgreSQL."""
 import pytest
 from sqlalchemy import event
 
+from app.db import READ_PROBE
 from app.extensions import db
 from tests import claude_lines as cl
 from tests.api import authed_client
@@ -14,7 +15,10 @@ from tests.api import create_session
 
 pytestmark = pytest.mark.sqlite_only
 
-TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "PRAGMA")
+# READ_PROBE is how a SQLite read transaction begins (it takes its snapshot there, to
+# wait out a lock in Python): part of the BEGIN, and not run on PostgreSQL.
+TRANSACTION_CONTROL = ("BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "PRAGMA",
+                       READ_PROBE.upper())
 FTS_INTERNALS = "session_messages_fts_"
 MOST_STATEMENTS = 5
 # A line that closes a turn also takes the turn's saved blocks, records the turn,

@@ -3,6 +3,9 @@ import json
 import re
 import shutil
 import threading
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ from sqlalchemy import text
 from app import create_app
 from app import db as app_db
 from app.extensions import db
+from app.services.clock import from_iso
 from app.storage import migrations
 
 
@@ -376,3 +380,33 @@ def add_old_message(conn, session_id, turn_key, metadata):
         " timestamp) VALUES (:session_id, 'assistant', 'x', :metadata, 'remote_live', :turn_key, 't')"),
         {"session_id": session_id, "turn_key": turn_key,
          "metadata": json.dumps(metadata).replace(json.dumps(NAN_TEXT), "NaN")})
+
+
+def test_0021_gives_each_running_write_token_a_day_and_leaves_the_others(fresh_app, tmp_path):
+    migrate_through(fresh_app, tmp_path, "000[1-9]_*.sql")
+    migrate_through(fresh_app, tmp_path, "001[0-9]_*.sql")
+    migrate_through(fresh_app, tmp_path, "0020_*.sql")
+    tokens = [  # (name, session_id, expires_at, revoked_at)
+        ("runner", None, None, None),
+        ("running", "s1", None, None),
+        ("completed", "s2", "2030-01-01T00:00:00.000000Z", None),
+        ("revoked", "s3", None, "2026-01-01T00:00:00.000000Z"),
+    ]
+    with db.engine.begin() as conn:
+        for n, (name, sid, expires, revoked) in enumerate(tokens):
+            conn.execute(text(
+                "INSERT INTO agent_tokens (kind, name, token_hash, created_at, session_id,"
+                " expires_at, revoked_at) VALUES ('runner', :name, :hash, 't', :sid, :expires,"
+                " :revoked)"), {"name": name, "hash": f"h{n}", "sid": sid, "expires": expires,
+                                "revoked": revoked})
+    before = datetime.now(timezone.utc)
+    for path in Path(fresh_app.config["MIGRATIONS_DIR"]).glob("0021_*.sql"):
+        shutil.copy(path, tmp_path)
+    assert [m.version for m in migrations.upgrade(db.engine, tmp_path)] == [21]
+    with db.engine.connect() as conn:
+        found = dict(conn.execute(text("SELECT name, expires_at FROM agent_tokens")).all())
+    assert (found["runner"], found["revoked"]) == (None, None)
+    assert found["completed"] == "2030-01-01T00:00:00.000000Z"
+    expires = from_iso(found["running"])  # the stored text format, to the microsecond
+    assert before + timedelta(hours=23, minutes=59) < expires
+    assert expires <= datetime.now(timezone.utc) + timedelta(days=1)

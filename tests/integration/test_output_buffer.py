@@ -54,12 +54,15 @@ def test_junk_between_turns_writes_nothing_on_completion(new_session, feed, comp
 def test_event_index_is_gap_free_across_requests_with_duplicates(new_session, feed, outputs,
                                                                  session_row):
     sid = new_session("ordinary")
+    line = cl.assistant(cl.text("a"))
     receipts = [
-        feed(sid, [cl.system_init(), cl.assistant(cl.text("a"))]),     # seqs 0, 1
-        feed(sid, [cl.assistant(cl.text("a"))], seq=1),                # duplicate of 1
+        feed(sid, [cl.system_init(), line]),                           # seqs 0, 1
+        feed(sid, [line], seq=1),                                      # duplicate of 1
         feed(sid, ["stderr noise"], stream="stderr"),                  # seq 2
-        feed(sid, [cl.result(), "junk", cl.result()], seq=1),          # 1, 2 dup; 3 new
-        feed(sid, ["note"], stream="system"),                          # seq 4
+        ingest_output(sid, [Chunk(line, "stdout", 1), Chunk("stderr noise", "stderr", 2),
+                            Chunk(cl.result(), "stdout", 3)],
+                      writing(), retention_seconds=60),                # 1, 2 dup; 3 new
+        feed(sid, ["note"], stream="system", seq=4),                   # seq 4
     ]
 
     assert [(r.accepted, r.duplicates, r.last_event_index) for r in receipts] == [

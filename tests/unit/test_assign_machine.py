@@ -9,7 +9,6 @@ from app.services import sessions
 from app.services.access import RUNNER
 from app.services.access import Caller
 from app.services.errors import InvalidMachine
-from app.services.errors import SessionNotAssigned
 from app.services.errors import SessionNotFound
 from app.services.models import Chunk
 from tests.fakes import FakeUnitOfWork
@@ -30,13 +29,13 @@ def send(uow, caller, seq=0):
                                 retention_seconds=60)
 
 
-def test_the_403_names_both_machines_and_the_fix(uow):
-    with pytest.raises(SessionNotAssigned) as refused:
+def test_the_refusal_is_a_404_naming_nothing_and_the_log_names_the_fix(uow, caplog):
+    with pytest.raises(SessionNotFound) as refused:
         send(uow, M1)
-    assert refused.value.details == {
-        "session_id": "s1", "session_machine": None, "token_machine": "m1",
-        "fix": "flask --app wsgi assign-machine s1 --machine m1"}
-    assert "assign-machine" in refused.value.message
+    assert refused.value.details == {"session_id": "s1"}
+    assert refused.value.message == "no session s1"
+    assert "flask --app wsgi assign-machine s1 --machine m1" in caplog.text
+    assert "has no machine" in caplog.text
     assert uow.outputs.rows == []
 
 
@@ -52,9 +51,9 @@ def test_reassigning_returns_the_old_machine_and_locks_it_out(uow):
     sessions.assign_machine("s1", "m1", uow)
     previous, session = sessions.assign_machine("s1", "m2", uow)
     assert (previous, session.machine) == ("m1", "m2")
-    with pytest.raises(SessionNotAssigned) as refused:
+    with pytest.raises(SessionNotFound) as refused:
         send(uow, M1)
-    assert refused.value.details["session_machine"] == "m2"
+    assert refused.value.details == {"session_id": "s1"}
 
 
 def test_an_unknown_session_is_not_found(uow):
@@ -70,7 +69,7 @@ def test_an_unusable_machine_name_is_refused(uow, machine):
     assert uow.sessions.rows["s1"].machine is None
 
 
-def test_a_machine_name_with_spaces_is_quoted_in_the_fix(uow):
-    with pytest.raises(SessionNotAssigned) as refused:
+def test_a_machine_name_with_spaces_is_quoted_in_the_fix(uow, caplog):
+    with pytest.raises(SessionNotFound):
         send(uow, Caller(RUNNER, "build box"))
-    assert refused.value.details["fix"].endswith("--machine 'build box'")
+    assert "--machine 'build box'`" in caplog.text

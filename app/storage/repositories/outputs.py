@@ -3,12 +3,13 @@ from sqlalchemy import bindparam
 from sqlalchemy import text
 
 from app.formats.output_frames import event_json
+from app.services.models import Chunk
 from app.storage.repositories.dialect import on_driver
 
 # The BETWEEN bound lets a planner walk (session_id, producer_seq) over just the
 # batch's seq range; with the IN list alone PostgreSQL scanned the whole session.
 SELECT_KNOWN_SEQS = text(
-    "SELECT producer_seq FROM remote_runtime_outputs"
+    "SELECT producer_seq, stream, payload FROM remote_runtime_outputs"
     " WHERE session_id = :session_id AND producer_seq BETWEEN :lowest AND :highest"
     " AND producer_seq IN :seqs"
 ).bindparams(bindparam("seqs", expanding=True))
@@ -87,13 +88,14 @@ class OutputRepository:
         self.conn = conn
 
     def known_seqs(self, session_id, seqs):
-        """Which of `seqs` this session already stored."""
+        """{seq: the stored line, as a Chunk} of those of `seqs` this session already
+        stored (read when a runner re-sends: its lines are compared with these)."""
         if not seqs:
-            return set()
+            return {}
         params = {"session_id": session_id, "seqs": list(seqs),
                   "lowest": min(seqs), "highest": max(seqs)}
         rows = self.conn.execute(SELECT_KNOWN_SEQS, params)
-        return {row[0] for row in rows}
+        return {seq: Chunk(payload, stream, seq) for seq, stream, payload in rows}
 
     def list_after(self, session_id, after, limit):
         """Up to `limit` buffered events with event_index > `after`, in order, as

@@ -14,9 +14,27 @@ INSERT = text(
     " expires_at, session_id) VALUES (:kind, :name, :is_admin, :token_hash, :now,"
     " :allowed_users, :expires_at, :session_id) RETURNING id"
 )
-SELECT_ACTIVE_BY_HASH = text(f"SELECT {COLUMNS} FROM agent_tokens WHERE token_hash = :token_hash AND {ACTIVE}")
-SELECT_ACTIVE_BY_ID = text(f"SELECT {COLUMNS} FROM agent_tokens WHERE id = :id AND {ACTIVE}")
-SELECT_ALL = text(f"SELECT {COLUMNS} FROM agent_tokens ORDER BY id")
+T_COLUMNS = ", ".join("t." + c.strip() for c in COLUMNS.split(","))
+# A session's own write token works only while its parent does: the session is still
+# assigned to the token's machine, and the runner token that opened the session
+# (agent_sessions.opened_by_token) is neither revoked nor expired. A session opened
+# without a token (or before migration 0016) has no parent to ask.
+WORKING = (
+    f"SELECT {T_COLUMNS} FROM agent_tokens t"
+    " LEFT JOIN agent_sessions s ON s.session_id = t.session_id"
+    " LEFT JOIN agent_tokens p ON p.id = s.opened_by_token"
+    " WHERE {which} AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > :now)"
+    " AND (t.session_id IS NULL OR (s.machine = t.name AND (s.opened_by_token IS NULL"
+    " OR (p.revoked_at IS NULL AND (p.expires_at IS NULL OR p.expires_at > :now)))))"
+)
+SELECT_ACTIVE_BY_HASH = text(WORKING.format(which="t.token_hash = :token_hash"))
+SELECT_ACTIVE_BY_ID = text(WORKING.format(which="t.id = :id"))
+
+# Every token, a session's write token with the runner token that opened its session.
+SELECT_ALL = text(
+    f"SELECT {T_COLUMNS}, s.opened_by_token AS parent_id FROM agent_tokens t"
+    " LEFT JOIN agent_sessions s ON s.session_id = t.session_id ORDER BY t.id"
+)
 REVOKE = text(
     "UPDATE agent_tokens SET revoked_at = :now WHERE id = :id AND revoked_at IS NULL"
 )
@@ -24,6 +42,8 @@ REVOKE = text(
 # hold the database lock already), so a quota counted under it cannot be raced past.
 LOCK = text("UPDATE agent_tokens SET id = id WHERE id = :id")
 # A completed session's own write tokens expire `at` (unless they expire sooner).
+# A running session's write token, renewed: it expires `at` now.
+RENEW = text("UPDATE agent_tokens SET expires_at = :at WHERE id = :id AND revoked_at IS NULL")
 EXPIRE_SESSION_TOKENS = text(
     "UPDATE agent_tokens SET expires_at = :at WHERE session_id = :session_id"
     " AND (expires_at IS NULL OR expires_at > :at)"
@@ -35,7 +55,7 @@ INSERT_VIEWER = text(
 )
 # The token behind a sign-in that is neither signed out nor expired, and still works.
 SELECT_VIEWER = text(
-    f"SELECT {', '.join('t.' + c.strip() for c in COLUMNS.split(','))}"
+    f"SELECT {T_COLUMNS}"
     " FROM viewer_sessions v JOIN agent_tokens t ON t.id = v.token_id"
     " WHERE v.key_hash = :key_hash AND v.revoked_at IS NULL AND v.expires_at > :now"
     " AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > :now)"
@@ -60,13 +80,14 @@ class TokenRepository:
         return self.conn.execute(INSERT, params).scalar_one()
 
     def active_by_hash(self, token_hash, now):
-        """The token with this hash that is neither revoked nor expired at `now`, or None."""
+        """The token with this hash that works at `now` (neither revoked nor expired, and
+        a session's write token only while its parent works too), or None."""
         row = self.conn.execute(SELECT_ACTIVE_BY_HASH,
                                 {"token_hash": token_hash, "now": now}).mappings().first()
         return _to_record(row) if row else None
 
     def active_by_id(self, token_id, now):
-        """The token with this id that is neither revoked nor expired at `now`, or None."""
+        """The token with this id that works at `now` (as `active_by_hash`), or None."""
         row = self.conn.execute(SELECT_ACTIVE_BY_ID, {"id": token_id, "now": now}).mappings().first()
         return _to_record(row) if row else None
 
@@ -80,6 +101,10 @@ class TokenRepository:
     def lock(self, token_id):
         """Hold the token's row until the transaction ends."""
         self.conn.execute(LOCK, {"id": token_id})
+
+    def renew(self, token_id, at):
+        """The (unrevoked) token expires `at` from now on."""
+        self.conn.execute(RENEW, {"id": token_id, "at": at})
 
     def expire_session_tokens(self, session_id, at):
         """The session's own write tokens stop working `at`."""
