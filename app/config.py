@@ -90,6 +90,12 @@ class Config:
     # a sign-out ends the stream within about this long.
     STREAM_AUTH_CHECK_SECONDS = 5.0
 
+    # Bytes (issue 29): quotas per user (ids compared stripped and case-folded) per UTC
+    # day, refused with 429 quota_exceeded and Retry-After (seconds to the day's end):
+    # UTF-8 bytes of output accepted, sessions opened. 0 turns one off.
+    MAX_OUTPUT_BYTES_PER_USER_PER_DAY = 8 * 1024 ** 3
+    MAX_SESSIONS_PER_USER_PER_DAY = 2000
+
 
 # Numeric settings and the least each may be: a zero page size or poll interval
 # would make a stream spin or stall, so a bad value stops the app at start-up
@@ -121,12 +127,15 @@ AT_LEAST = {
     "MAX_OPEN_SESSIONS_PER_USER": 0,
     "SESSION_TOKEN_GRACE_SECONDS": 0,
     "STREAM_AUTH_CHECK_SECONDS": 0.001,
+    "MAX_OUTPUT_BYTES_PER_USER_PER_DAY": 0,
+    "MAX_SESSIONS_PER_USER_PER_DAY": 0,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "VIEWER_PAGE_MESSAGES", "MAX_CONTEXT_BYTES",
                  "RATE_LIMIT_REQUESTS", "MAX_CHUNKS_PER_REQUEST", "MAX_LINE_LENGTH",
                  "VIEWER_SESSION_SECONDS", "SESSIONS_PER_TOKEN_PER_MINUTE", "MAX_SESSION_OUTPUT_BYTES",
-                 "MAX_OPEN_SESSIONS_PER_USER", "SESSION_TOKEN_GRACE_SECONDS"}
+                 "MAX_OPEN_SESSIONS_PER_USER", "SESSION_TOKEN_GRACE_SECONDS",
+                 "MAX_OUTPUT_BYTES_PER_USER_PER_DAY", "MAX_SESSIONS_PER_USER_PER_DAY"}
 
 
 def check_numbers(config):

@@ -11,6 +11,7 @@ from app.services.models import Evidence
 from app.services.models import LockedSession
 from app.services.models import Message
 from app.services.models import TokenRecord
+from app.services.quotas import user_key
 from app.storage.unit_of_work import AbstractUnitOfWork
 
 
@@ -33,7 +34,9 @@ class FakeSessions:
         return len(stamps), min(stamps, default=None)
 
     def running_of_user(self, user_id):
-        return sum(1 for r in self.rows.values() if r.user_id == user_id and r.status == "running")
+        key = user_key(user_id)
+        return sum(1 for r in self.rows.values()
+                   if user_key(r.user_id) == key and r.status == "running")
 
     def get(self, session_id):
         return copy.deepcopy(self.rows.get(session_id))
@@ -345,6 +348,20 @@ class FakeTokens:
         return True
 
 
+class FakeUserDays:
+    def __init__(self):
+        self.output = {}  # (user_key, day) -> bytes
+        self.opened = {}  # (user_key, day) -> sessions
+
+    def add_output(self, user_key, day, n):
+        self.output[user_key, day] = self.output.get((user_key, day), 0) + n
+        return self.output[user_key, day]
+
+    def add_session(self, user_key, day):
+        self.opened[user_key, day] = self.opened.get((user_key, day), 0) + 1
+        return self.opened[user_key, day]
+
+
 class FakeUnitOfWork(AbstractUnitOfWork):
     """Commits are recorded, not applied: the fakes change in place, like autocommit."""
 
@@ -359,6 +376,7 @@ class FakeUnitOfWork(AbstractUnitOfWork):
         self.tokens = FakeTokens()
         self.final_events = FakeFinalEvents()
         self.evidence = FakeEvidence()
+        self.user_days = FakeUserDays()
         self.commits = 0
 
     def commit(self):

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from app.formats import event_lines
 from app.providers import get_parser
+from app.services import quotas
 from app.services.access import OPEN
 from app.services.clock import iso_after
 from app.services.clock import to_iso
@@ -35,12 +36,14 @@ NOTHING_WRITTEN = TranscriptDelta(0, 0, 0)
 
 
 def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, clock=utc_now,
-                  max_output_bytes=0, usage_reports=()):
+                  max_output_bytes=0, usage_reports=(), day_quotas=quotas.DayQuotas()):
     """Buffer the runner's chunks and fold their stdout lines into the transcript;
     count `usage_reports` (each once per report_id) in the same transaction.
 
     With `max_output_bytes`, a batch that would take the session's output past it is
-    refused whole (SessionOutputLimit); what was accepted before stays.
+    refused whole (SessionOutputLimit); one that would take its owner's output today
+    past `day_quotas.output_bytes` likewise (QuotaExceeded). What was accepted before
+    stays.
     """
     with uow:
         locked = _locked_for_write(uow, session_id, caller)
@@ -67,6 +70,7 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
                  "batch_bytes": new_bytes})
         parse_line = get_parser(session.provider)  # before anything is stored
         now = clock()
+        quotas.count_output(uow, session.user_id, new_bytes, now, day_quotas)
         stamp = to_iso(now)
         start = session.next_event_index
         stored = [

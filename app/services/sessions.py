@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
+from app.services import quotas as day_quotas
 from app.services import tokens
 from app.services.access import OPEN
 from app.services.access import RUNNER
@@ -31,10 +32,12 @@ MAX_MESSAGE_ID = 2**63 - 1
 
 @dataclass(frozen=True)
 class OpenQuotas:
-    """Limits on opening sessions; 0 turns one off."""
+    """Limits on opening sessions; 0 turns one off. Users are compared as
+    quotas.user_key() spells them ("QUSER" and "quser " are one user)."""
 
     per_token_per_minute: int = 0
     open_per_user: int = 0
+    per_user_per_day: int = 0
 
 
 QUOTA_WINDOW_SECONDS = 60
@@ -57,6 +60,7 @@ def open_session(data, uow, *, caller=OPEN, clock=utc_now, quotas=OpenQuotas()):
         if caller.token_id is not None:
             uow.tokens.lock(caller.token_id)  # opens of one token are counted one at a time
             _check_open_quotas(uow, caller, owner, now, quotas)
+        day_quotas.count_open(uow, owner, now, day_quotas.DayQuotas(sessions=quotas.per_user_per_day))
         uow.sessions.add(
             session_id,
             owner,

@@ -32,7 +32,8 @@ def create():
     data = load_body(schemas.session_create_schema, check=check_context_size)
     config = current_app.config
     quotas = service.OpenQuotas(per_token_per_minute=config["SESSIONS_PER_TOKEN_PER_MINUTE"],
-                                open_per_user=config["MAX_OPEN_SESSIONS_PER_USER"])
+                                open_per_user=config["MAX_OPEN_SESSIONS_PER_USER"],
+                                per_user_per_day=config["MAX_SESSIONS_PER_USER_PER_DAY"])
     session = service.open_session(data, db.writing(), caller=current_caller(), quotas=quotas)
     body = {"session": schemas.session_summary_schema.dump(session)}
     if session.write_token is not None:  # a runner's: valid for this session only, shown once
