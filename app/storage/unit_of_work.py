@@ -20,7 +20,7 @@ from app.storage.repositories.tokens import TokenRepository
 from app.storage.repositories.turn_states import TurnStateRepository
 from app.storage.repositories.turns import TurnRepository
 from app.storage.repositories.usage import UsageRepository
-from app.storage.repositories.user_days import UserDayRepository
+from app.storage.repositories.usage import UserDayRepository
 
 # Set while this context (thread, greenlet) has a write unit of work open.
 _writer = ContextVar("turnlog_writer_open", default=False)
