@@ -129,7 +129,13 @@ class MessageRepository:
 
 
 def _to_message(row):
+    """A stored row as a Message. The row keeps its blocks twice (`content_blocks` and
+    `metadata.content_blocks`, docs/transcript-contract.md); a Message carries them once,
+    in `content_blocks`: every reader (API, viewer, exports) gets each text once."""
     data = dict(row)
     data["content_blocks"] = fast_json.loads(data["content_blocks"] or "[]")
-    data["metadata"] = fast_json.loads(data["metadata"] or "{}")
+    metadata = fast_json.loads(data["metadata"] or "{}")
+    if isinstance(metadata, dict):
+        metadata.pop("content_blocks", None)
+    data["metadata"] = metadata
     return Message(**data)
