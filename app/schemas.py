@@ -138,7 +138,8 @@ class EvidenceSchema(BaseSchema):
     evidence_id = fields.String(required=True, metadata={"description": "the tool call's id"})
     turn_id = fields.String(required=True, metadata={
         "description": "the turn that ran it: metadata.turn_id of its transcript row"})
-    command = fields.String(required=True)
+    command = fields.String(required=True, metadata={
+        "description": "the command line; over 8 KiB, its first and last 4 KiB around ' …[N bytes cut]… '"})
     exit_code = fields.Integer(required=True, allow_none=True, metadata={
         "description": "null where the provider reports none"})
     is_error = fields.Boolean(required=True)
