@@ -95,6 +95,10 @@ class Config:
     # UTF-8 bytes of output accepted, sessions opened. 0 turns one off.
     MAX_OUTPUT_BYTES_PER_USER_PER_DAY = 8 * 1024 ** 3
     MAX_SESSIONS_PER_USER_PER_DAY = 2000
+    # A page of messages (GET of a session, .../messages, the viewer's pages) stops at
+    # this many bytes as stored (its rows' text columns) as well as at its count, then
+    # says how to go on as a full page does; its first row always comes.
+    PAGE_MAX_BYTES = 16 * 1024 ** 2
 
 
 # Numeric settings and the least each may be: a zero page size or poll interval
@@ -129,13 +133,15 @@ AT_LEAST = {
     "STREAM_AUTH_CHECK_SECONDS": 0.001,
     "MAX_OUTPUT_BYTES_PER_USER_PER_DAY": 0,
     "MAX_SESSIONS_PER_USER_PER_DAY": 0,
+    "PAGE_MAX_BYTES": 1,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "VIEWER_PAGE_MESSAGES", "MAX_CONTEXT_BYTES",
                  "RATE_LIMIT_REQUESTS", "MAX_CHUNKS_PER_REQUEST", "MAX_LINE_LENGTH",
                  "VIEWER_SESSION_SECONDS", "SESSIONS_PER_TOKEN_PER_MINUTE", "MAX_SESSION_OUTPUT_BYTES",
                  "MAX_OPEN_SESSIONS_PER_USER", "SESSION_TOKEN_GRACE_SECONDS",
-                 "MAX_OUTPUT_BYTES_PER_USER_PER_DAY", "MAX_SESSIONS_PER_USER_PER_DAY"}
+                 "MAX_OUTPUT_BYTES_PER_USER_PER_DAY", "MAX_SESSIONS_PER_USER_PER_DAY",
+                 "PAGE_MAX_BYTES"}
 
 
 def check_numbers(config):

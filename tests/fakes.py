@@ -5,6 +5,7 @@ app.services.ingest can be exercised with no database; tests assert on their sta
 """
 import copy
 import dataclasses
+import json
 
 from app.services.models import AgentSession
 from app.services.models import Evidence
@@ -12,6 +13,7 @@ from app.services.models import LockedSession
 from app.services.models import Message
 from app.services.models import TokenRecord
 from app.services.quotas import user_key
+from app.storage.repositories.messages import fitting
 from app.storage.unit_of_work import AbstractUnitOfWork
 
 
@@ -115,6 +117,16 @@ class FakeMessages:
         older = [m for m in self.rows if m.session_id == session_id and m.id < before]
         return copy.deepcopy(older[-limit:]) if limit else []
 
+    def sized_page(self, session_id, after, limit, max_bytes):
+        rows = [m for m in self.rows if m.session_id == session_id and m.id > after][:limit]
+        count = fitting([_stored_size(m) for m in rows], max_bytes)
+        return copy.deepcopy(rows[:count]), count < len(rows)
+
+    def sized_before(self, session_id, before, limit, max_bytes):
+        newest = self.list_before(session_id, before, limit)[::-1]
+        count = fitting([_stored_size(m) for m in newest], max_bytes)
+        return newest[:count][::-1], count < len(newest)
+
     def ids_of_turns(self, session_id, turn_keys):
         return {m.turn_key: m.id for m in self.rows
                 if m.session_id == session_id and m.turn_key in set(turn_keys)}
@@ -128,6 +140,11 @@ class FakeMessages:
             said = [m for m in rows if m.role == "assistant" and m.content]
             found[sid] = sorted(init[:1] + said[:1], key=lambda m: m.id)
         return {sid: rows for sid, rows in found.items() if rows}
+
+
+def _stored_size(message):
+    return (len(message.content) + len(json.dumps(message.content_blocks))
+            + len(json.dumps(message.metadata)))
 
 
 class FakeTurns:

@@ -88,7 +88,8 @@ def show(session_id):
     """GET /api/remote/sessions/<id>: the session with its transcript, up to
     SESSION_MESSAGES_MAX messages (then `messages_truncated` and `next_cursor`)."""
     session = service.get_session(session_id, db.reading(), caller=current_caller(),
-                                  max_messages=current_app.config["SESSION_MESSAGES_MAX"])
+                                  max_messages=current_app.config["SESSION_MESSAGES_MAX"],
+                                  max_bytes=current_app.config["PAGE_MAX_BYTES"])
     return {"session": schemas.session_schema.dump(session)}
 
 
@@ -107,7 +108,8 @@ def messages(session_id):
     if fmt != "turnlog":
         raise ApiError(422, "invalid_format", "format must be turnlog or openai", {"format": fmt})
     page = service.list_messages(session_id, db.reading(), after=request.args.get("after"),
-                                 limit=page_limit(), caller=current_caller())
+                                 limit=page_limit(), caller=current_caller(),
+                                 max_bytes=current_app.config["PAGE_MAX_BYTES"])
     return {
         "messages": schemas.message_schema.dump(page.items, many=True),
         "next_cursor": page.next_cursor,
