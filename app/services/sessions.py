@@ -179,6 +179,24 @@ def list_messages(session_id, uow, *, after=None, limit, caller=OPEN, max_bytes=
     return Page(items, cursor)
 
 
+def iter_message_pages(session_id, new_uow, *, limit, max_bytes):
+    """The session's whole transcript in write order, one page (`limit` messages, no
+    more than `max_bytes` as stored, the first always) per read transaction of its own
+    (`new_uow()`): what an export streams, holding one page at a time however long the
+    session. The caller checks first that the session may be read (get_session_summary);
+    messages written while the pages are read come too, in order."""
+    after = 0
+    while True:
+        with new_uow() as uow:
+            items, cut = uow.messages.sized_page(session_id, after, limit, max_bytes)
+        if not items:
+            return
+        yield items
+        if len(items) < limit and not cut:
+            return
+        after = items[-1].id
+
+
 def list_sessions(uow, *, cursor=None, limit, caller=OPEN, with_openers=False):
     """The sessions `caller` may read, newest first, one keyset page at a time.
 

@@ -1,11 +1,12 @@
 """Read and create sessions: thin views over app.services.sessions."""
+import itertools
 import json
 
 from flask import Blueprint
 from flask import Response
 from flask import current_app
-from flask import jsonify
 from flask import request
+from flask import stream_with_context
 
 from app import db
 from app import schemas
@@ -103,8 +104,9 @@ def messages(session_id):
     """
     fmt = request.args.get("format", "turnlog")
     if fmt == "openai":
-        session = service.get_session(session_id, db.reading(), caller=current_caller())
-        return {"messages": to_openai_messages(session.messages)}
+        service.get_session_summary(session_id, db.reading(), caller=current_caller())
+        parts = exports.json_parts({}, "messages", map(to_openai_messages, _message_pages(session_id)))
+        return Response(stream_with_context(parts), mimetype="application/json")
     if fmt != "turnlog":
         raise ApiError(422, "invalid_format", "format must be turnlog or openai", {"format": fmt})
     page = service.list_messages(session_id, db.reading(), after=request.args.get("after"),
@@ -114,6 +116,14 @@ def messages(session_id):
         "messages": schemas.message_schema.dump(page.items, many=True),
         "next_cursor": page.next_cursor,
     }
+
+
+def _message_pages(session_id):
+    """The session's transcript a byte-bounded page at a time, each page read in a
+    transaction of its own: a whole-transcript answer streams, however long it is."""
+    config = current_app.config
+    return service.iter_message_pages(session_id, db.detached_units_of_work(),
+                                      limit=config["MAX_PAGE_SIZE"], max_bytes=config["PAGE_MAX_BYTES"])
 
 
 @bp.get("/<session_id>/evidence")
@@ -138,13 +148,20 @@ def export(session_id):
     if fmt not in exports.FORMATS:
         raise ApiError(422, "invalid_format", "format must be openai, markdown or json",
                        {"format": fmt})
-    session = service.get_session(session_id, db.reading(), caller=current_caller())
+    session = service.get_session_summary(session_id, db.reading(), caller=current_caller(),
+                                          with_open_turn=True)
+    pages = _message_pages(session_id)
     if fmt == "markdown":
-        response = Response(exports.to_markdown(session), mimetype="text/markdown")
+        parts, mimetype = exports.markdown_parts(session, pages), "text/markdown"
     elif fmt == "openai":
-        response = jsonify(to_openai_messages(session.messages))
+        parts, mimetype = exports.json_list_parts(map(to_openai_messages, pages)), "application/json"
     else:
-        response = jsonify({"session": schemas.session_schema.dump(session)})
+        dumped = (schemas.message_schema.dump(page, many=True) for page in pages)
+        parts = itertools.chain(['{"session": '],
+                                exports.json_parts(schemas.session_schema.dump(session), "messages", dumped),
+                                ["}"])
+        mimetype = "application/json"
+    response = Response(stream_with_context(parts), mimetype=mimetype)
     response.headers["Content-Disposition"] = (
         f'attachment; filename="{exports.export_filename(session, fmt)}"'
     )

@@ -68,3 +68,27 @@ def test_fitting_keeps_the_first_and_stops_before_the_row_that_passes():
     assert fitting([50, 5], 10) == 1
     assert fitting([5, 5, 5], 0) == 3
     assert fitting([], 10) == 0
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown", "openai"])
+def test_an_export_streams_every_message_a_page_at_a_time(client, fmt):
+    sid = big_session(client)
+    response = client.get(f"/api/remote/sessions/{sid}/export?format={fmt}")
+    assert response.status_code == 200 and response.is_streamed
+    text = response.get_data(as_text=True)
+    assert [n for n in range(5) if f"turn {n} " in text] == [0, 1, 2, 3, 4]
+    if fmt == "json":
+        session = response.get_json()["session"]
+        assert [m["content"][:6] for m in session["messages"]] == [f"turn {n}" for n in range(5)]
+        assert session["messages_truncated"] is False and session["next_cursor"] is None
+    elif fmt == "openai":
+        assert [m["content"][:6] for m in response.get_json()] == [f"turn {n}" for n in range(5)]
+    else:
+        assert text.endswith("w\n") and not text.endswith("\n\n")
+
+
+def test_the_openai_messages_stream_whole(client):
+    sid = big_session(client)
+    response = client.get(f"/api/remote/sessions/{sid}/messages?format=openai")
+    assert response.is_streamed
+    assert [m["content"][:6] for m in response.get_json()["messages"]] == [f"turn {n}" for n in range(5)]
