@@ -12,8 +12,8 @@ from app.services.models import Evidence
 from app.services.models import LockedSession
 from app.services.models import Message
 from app.services.models import TokenRecord
+from app.services.models import fitting
 from app.services.quotas import user_key
-from app.storage.repositories.messages import fitting
 from app.storage.unit_of_work import AbstractUnitOfWork
 
 

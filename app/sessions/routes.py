@@ -132,7 +132,8 @@ def evidence_page(session_id):
     """GET /api/remote/sessions/<id>/evidence: one page of the shell commands the agent
     ran, in the order they ran, paged by `after` (the last item's id) and `limit`."""
     page = evidence.list_evidence(session_id, db.reading(), after=request.args.get("after"),
-                                  limit=page_limit(), caller=current_caller())
+                                  limit=page_limit(), caller=current_caller(),
+                                  max_bytes=current_app.config["PAGE_MAX_BYTES"])
     return {
         "evidence": schemas.evidence_schema.dump(page.items, many=True),
         "next_cursor": page.next_cursor,

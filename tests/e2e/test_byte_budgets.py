@@ -3,7 +3,7 @@ session, .../messages, the viewer's first page and its fragments stop at
 PAGE_MAX_BYTES (rows as stored) and say how to go on, as a page cut by count does."""
 import pytest
 
-from app.storage.repositories.messages import fitting
+from app.services.models import fitting
 from tests import claude_lines as cl
 from tests.api import create_session
 from tests.api import post_lines
@@ -92,3 +92,22 @@ def test_the_openai_messages_stream_whole(client):
     response = client.get(f"/api/remote/sessions/{sid}/messages?format=openai")
     assert response.is_streamed
     assert [m["content"][:6] for m in response.get_json()["messages"]] == [f"turn {n}" for n in range(5)]
+
+
+def test_evidence_pages_stop_at_the_budget(client, app):
+    app.config["PAGE_MAX_BYTES"] = 20_000
+    sid = create_session(client, "agent")
+    lines = []
+    for n in range(4):
+        lines += [cl.assistant(cl.tool_use(f"b{n}", "Bash", {"command": f"cmd{n}"})),
+                  cl.tool_result(f"b{n}", content="o" * 9000)]  # 8 KiB kept of each
+    assert post_lines(client, sid, [*lines, cl.result()]).status_code == 200
+    seen, after = [], ""
+    while True:
+        body = client.get(f"/api/remote/sessions/{sid}/evidence?limit=1000{after}").get_json()
+        assert 1 <= len(body["evidence"]) <= 2
+        seen += [item["command"] for item in body["evidence"]]
+        if not body["next_cursor"]:
+            break
+        after = f"&after={body['next_cursor']}"
+    assert seen == ["cmd0", "cmd1", "cmd2", "cmd3"]

@@ -4,6 +4,7 @@ from sqlalchemy import text
 
 from app.formats import fast_json
 from app.services.models import Message
+from app.services.models import fitting
 from app.storage.repositories.dialect import on_driver
 
 COLUMNS = "id, session_id, role, content, content_blocks, metadata, source, turn_key, timestamp"
@@ -168,17 +169,6 @@ class MessageRepository:
         rows = self.conn.execute(SELECT_IDS_OF_TURNS, {"session_id": session_id,
                                                        "turn_keys": list(turn_keys)})
         return {key: row_id for key, row_id in rows}
-
-
-def fitting(sizes, max_bytes):
-    """How many of `sizes`, in order, fit in `max_bytes` together; at least one (a
-    page always moves on), all of them for a `max_bytes` of 0."""
-    total = 0
-    for count, size in enumerate(sizes):
-        total += size
-        if max_bytes and total > max_bytes and count:
-            return count
-    return len(sizes)
 
 
 def _to_message(row):
