@@ -99,6 +99,10 @@ class Config:
     # this many bytes as stored (its rows' text columns) as well as at its count, then
     # says how to go on as a full page does; its first row always comes.
     PAGE_MAX_BYTES = 16 * 1024 ** 2
+    # A stream's page of buffered output (and the live hub's, shared by its followers)
+    # stops at this many bytes as well as at STREAM_PAGE_SIZE rows: what one replaying
+    # follower holds at a time, give or take one row.
+    STREAM_PAGE_BYTES = 4 * 1024 ** 2
 
 
 # Numeric settings and the least each may be: a zero page size or poll interval
@@ -134,6 +138,7 @@ AT_LEAST = {
     "MAX_OUTPUT_BYTES_PER_USER_PER_DAY": 0,
     "MAX_SESSIONS_PER_USER_PER_DAY": 0,
     "PAGE_MAX_BYTES": 1,
+    "STREAM_PAGE_BYTES": 1,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "VIEWER_PAGE_MESSAGES", "MAX_CONTEXT_BYTES",
@@ -141,7 +146,7 @@ WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN",
                  "VIEWER_SESSION_SECONDS", "SESSIONS_PER_TOKEN_PER_MINUTE", "MAX_SESSION_OUTPUT_BYTES",
                  "MAX_OPEN_SESSIONS_PER_USER", "SESSION_TOKEN_GRACE_SECONDS",
                  "MAX_OUTPUT_BYTES_PER_USER_PER_DAY", "MAX_SESSIONS_PER_USER_PER_DAY",
-                 "PAGE_MAX_BYTES"}
+                 "PAGE_MAX_BYTES", "STREAM_PAGE_BYTES"}
 
 
 def check_numbers(config):

@@ -147,6 +147,11 @@ def _stored_size(message):
             + len(json.dumps(message.metadata)))
 
 
+def _within(rows, max_bytes, size_of):
+    count = fitting([size_of(row) for row in rows], max_bytes)
+    return rows[:count], count < len(rows)
+
+
 class FakeTurns:
     def __init__(self):
         self.keys = set()  # (session_id, turn_key)
@@ -198,24 +203,24 @@ class FakeOutputs:
             if live is not None:
                 self.live[(session_id, out.event_index)] = live
 
-    def list_live_after(self, session_id, after, limit):
+    def list_live_after(self, session_id, after, limit, max_bytes=0):
         retained = {o.event_index for sid, o in self.rows if sid == session_id}
         found = [(index, text) for (sid, index), text in self.live.items()
                  if sid == session_id and index > after and index in retained]
-        return sorted(found)[:limit]
+        return _within(sorted(found)[:limit], max_bytes, lambda row: len(row[1]))
 
     def last_live(self, session_id):
-        found = self.list_live_after(session_id, -1, 2**62)
+        found, _ = self.list_live_after(session_id, -1, 2**62)
         return found[-1] if found else None
 
-    def list_after(self, session_id, after, limit):
+    def list_after(self, session_id, after, limit, max_bytes=0):
         found = [(o.event_index, o.event_json)
                  for sid, o in self.rows if sid == session_id and o.event_index > after]
-        return sorted(found)[:limit]
+        return _within(sorted(found)[:limit], max_bytes, lambda row: len(row[1]))
 
-    def list_feeds_after(self, session_id, after, limit):
-        return [(index, data, self.live.get((session_id, index)))
-                for index, data in self.list_after(session_id, after, limit)]
+    def list_feeds_after(self, session_id, after, limit, max_bytes=0):
+        rows, _ = self.list_after(session_id, after, limit, max_bytes)
+        return [(index, data, self.live.get((session_id, index))) for index, data in rows]
 
     def buffered_sessions(self):
         return sorted({(sid, self.sessions.get(sid).provider, self.sessions.get(sid).status)

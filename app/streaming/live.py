@@ -38,7 +38,7 @@ def hub():
         if HUB_KEY not in app.extensions:
             new_uow = db.detached_units_of_work()
             app.extensions[HUB_KEY] = LiveHub(marks_reader(new_uow), app.config["STREAM_POLL_SECONDS"],
-                                              read_rows=rows_reader(new_uow),
+                                              read_rows=rows_reader(new_uow, app.config["STREAM_PAGE_BYTES"]),
                                               page_size=app.config["STREAM_PAGE_SIZE"],
                                               listen=db.notification_listener())
         return app.extensions[HUB_KEY]
