@@ -70,8 +70,8 @@ def on_driver_within(conn, sql, params, max_bytes, size_of, sizes_sql):
     """The rows of `sql` (as on_driver), in order, but no more than fit in `max_bytes`
     by `size_of(row)` (the first always comes): (rows, True when rows were left out).
 
-    Neither database hands over more than fits: SQLite steps its cursor a few rows at a
-    time and stops; PostgreSQL's driver takes a whole result at once, so there
+    Neither database hands over more than fits: SQLite steps its cursor a row at a time
+    and stops; PostgreSQL's driver takes a whole result at once, so there
     `sizes_sql` (the same rows' sizes, same parameters) is read first, from the
     values' stored length without reading them, and `sql` then asks for those that fit
     (its last parameter, the LIMIT, lowered).
@@ -88,20 +88,16 @@ def on_driver_within(conn, sql, params, max_bytes, size_of, sizes_sql):
     try:
         cursor.execute(statement, params)
         rows, total = [], 0
-        while batch := cursor.fetchmany(FETCH_ROWS):
-            for row in batch:
-                total += size_of(row)
-                if rows and total > max_bytes:
-                    return rows, True
-                rows.append(row)
+        for row in cursor:  # stepped one row at a time: nothing past the budget is read
+            total += size_of(row)
+            if rows and total > max_bytes:
+                return rows, True
+            rows.append(row)
         return rows, False
     except conn.dialect.loaded_dbapi.Error as err:
         raise driver_error(conn, err, statement, params) from err
     finally:
         cursor.close()
-
-
-FETCH_ROWS = 64  # rows a SQLite cursor steps at a time in on_driver_within
 
 
 def driver_error(conn, err, statement, params=()):
