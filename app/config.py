@@ -103,6 +103,11 @@ class Config:
     # stops at this many bytes as well as at STREAM_PAGE_SIZE rows: what one replaying
     # follower holds at a time, give or take one row.
     STREAM_PAGE_BYTES = 4 * 1024 ** 2
+    # Open live streams per user, whichever of their tokens holds them (429
+    # too_many_streams; 0: no limit), and per server process (0: none; gunicorn.conf.py
+    # sets it under the gthread worker, where each stream holds one of its threads).
+    MAX_STREAMS_PER_USER = 64
+    MAX_STREAMS_PER_PROCESS = 0
 
 
 # Numeric settings and the least each may be: a zero page size or poll interval
@@ -139,6 +144,8 @@ AT_LEAST = {
     "MAX_SESSIONS_PER_USER_PER_DAY": 0,
     "PAGE_MAX_BYTES": 1,
     "STREAM_PAGE_BYTES": 1,
+    "MAX_STREAMS_PER_USER": 0,
+    "MAX_STREAMS_PER_PROCESS": 0,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "VIEWER_PAGE_MESSAGES", "MAX_CONTEXT_BYTES",
@@ -146,7 +153,7 @@ WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN",
                  "VIEWER_SESSION_SECONDS", "SESSIONS_PER_TOKEN_PER_MINUTE", "MAX_SESSION_OUTPUT_BYTES",
                  "MAX_OPEN_SESSIONS_PER_USER", "SESSION_TOKEN_GRACE_SECONDS",
                  "MAX_OUTPUT_BYTES_PER_USER_PER_DAY", "MAX_SESSIONS_PER_USER_PER_DAY",
-                 "PAGE_MAX_BYTES", "STREAM_PAGE_BYTES"}
+                 "PAGE_MAX_BYTES", "STREAM_PAGE_BYTES", "MAX_STREAMS_PER_USER", "MAX_STREAMS_PER_PROCESS"}
 
 
 def check_numbers(config):
