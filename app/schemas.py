@@ -118,7 +118,9 @@ class MessageSchema(BaseSchema):
     content = fields.String(required=True)
     content_blocks = fields.List(fields.Dict(), required=True)
     source = fields.String(required=True)
-    metadata = fields.Dict(required=True)
+    metadata = fields.Dict(required=True, metadata={
+        "description": "the row's facts (turn_id, trigger, result, usage, ...); its blocks are in"
+                       " content_blocks only (the stored copy in metadata is not sent)"})
     timestamp = fields.String(required=True)
 
 
