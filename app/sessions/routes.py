@@ -6,7 +6,6 @@ from flask import Blueprint
 from flask import Response
 from flask import current_app
 from flask import request
-from flask import stream_with_context
 
 from app import db
 from app import schemas
@@ -106,7 +105,7 @@ def messages(session_id):
     if fmt == "openai":
         service.get_session_summary(session_id, db.reading(), caller=current_caller())
         parts = exports.json_parts({}, "messages", map(to_openai_messages, _message_pages(session_id)))
-        return Response(stream_with_context(parts), mimetype="application/json")
+        return Response(parts, mimetype="application/json")
     if fmt != "turnlog":
         raise ApiError(422, "invalid_format", "format must be turnlog or openai", {"format": fmt})
     page = service.list_messages(session_id, db.reading(), after=request.args.get("after"),
@@ -120,7 +119,9 @@ def messages(session_id):
 
 def _message_pages(session_id):
     """The session's transcript a byte-bounded page at a time, each page read in a
-    transaction of its own: a whole-transcript answer streams, however long it is."""
+    transaction of its own: a whole-transcript answer streams, however long it is.
+    Everything it needs of the request is taken now, so the stream needs no request
+    context (a client that stops reading leaves none pushed)."""
     config = current_app.config
     return service.iter_message_pages(session_id, db.detached_units_of_work(),
                                       limit=config["MAX_PAGE_SIZE"], max_bytes=config["PAGE_MAX_BYTES"])
@@ -162,7 +163,7 @@ def export(session_id):
                                 exports.json_parts(schemas.session_schema.dump(session), "messages", dumped),
                                 ["}"])
         mimetype = "application/json"
-    response = Response(stream_with_context(parts), mimetype=mimetype)
+    response = Response(parts, mimetype=mimetype)
     response.headers["Content-Disposition"] = (
         f'attachment; filename="{exports.export_filename(session, fmt)}"'
     )
