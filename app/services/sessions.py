@@ -59,8 +59,12 @@ def open_session(data, uow, *, caller=OPEN, clock=utc_now, quotas=OpenQuotas()):
     with uow:
         if caller.token_id is not None:
             uow.tokens.lock(caller.token_id)  # opens of one token are counted one at a time
-            _check_open_quotas(uow, caller, owner, now, quotas)
+        # The day's counter row, once moved, holds the opens of one user (by any token)
+        # one at a time too, so the running-sessions count below is theirs alone.
+        # (Locks are taken token first, then user, as stream leases take them.)
         day_quotas.count_open(uow, owner, now, day_quotas.DayQuotas(sessions=quotas.per_user_per_day))
+        if caller.token_id is not None:
+            _check_open_quotas(uow, caller, owner, now, quotas)
         uow.sessions.add(
             session_id,
             owner,
