@@ -21,6 +21,12 @@ workers = int(os.environ.get("GUNICORN_WORKERS", "2"))
 worker_connections = int(os.environ.get("GUNICORN_WORKER_CONNECTIONS", "2000"))
 # gthread: each open stream holds one of these threads.
 threads = int(os.environ.get("GUNICORN_THREADS", "8"))
+# gthread: a worker serves at most half its threads' worth of streams (at least one);
+# the next gets 429 too_many_streams, so streams cannot take every thread and leave
+# ingest and reads waiting (32 streams of one token would hold 2 workers x 8 threads).
+# The app reads TURNLOG_MAX_STREAMS_PER_PROCESS; an explicit value wins.
+if worker_class == "gthread":
+    os.environ.setdefault("TURNLOG_MAX_STREAMS_PER_PROCESS", str(max(1, threads // 2)))
 timeout = 30
 keepalive = 5
 # No database connection may exist before fork, so the app loads in each worker.

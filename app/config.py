@@ -97,6 +97,24 @@ class Config:
     # How long a read (REST, live stream page, viewer) waits for SQLite's lock before
     # it answers 503 database_busy.
     SQLITE_READ_BUSY_TIMEOUT = 2.0
+    # Bytes (issue 29): quotas per user (ids compared stripped and case-folded) per UTC
+    # day, refused with 429 quota_exceeded and Retry-After (seconds to the day's end):
+    # UTF-8 bytes of output accepted, sessions opened. 0 turns one off.
+    MAX_OUTPUT_BYTES_PER_USER_PER_DAY = 8 * 1024 ** 3
+    MAX_SESSIONS_PER_USER_PER_DAY = 2000
+    # A page of messages (GET of a session, .../messages, the viewer's pages) stops at
+    # this many bytes as stored (its rows' text columns) as well as at its count, then
+    # says how to go on as a full page does; its first row always comes.
+    PAGE_MAX_BYTES = 16 * 1024 ** 2
+    # A stream's page of buffered output (and the live hub's, shared by its followers)
+    # stops at this many bytes as well as at STREAM_PAGE_SIZE rows: what one replaying
+    # follower holds at a time, give or take one row.
+    STREAM_PAGE_BYTES = 4 * 1024 ** 2
+    # Open live streams per user, whichever of their tokens holds them (429
+    # too_many_streams; 0: no limit), and per server process (0: none; gunicorn.conf.py
+    # sets it under the gthread worker, where each stream holds one of its threads).
+    MAX_STREAMS_PER_USER = 64
+    MAX_STREAMS_PER_PROCESS = 0
 
 
 # Numeric settings and the least each may be: a zero page size or poll interval
@@ -131,13 +149,21 @@ AT_LEAST = {
     "STREAM_AUTH_CHECK_SECONDS": 0.001,
     "WRITE_TOKEN_LIFETIME_SECONDS": 0,
     "SQLITE_READ_BUSY_TIMEOUT": 0,
+    "MAX_OUTPUT_BYTES_PER_USER_PER_DAY": 0,
+    "MAX_SESSIONS_PER_USER_PER_DAY": 0,
+    "PAGE_MAX_BYTES": 1,
+    "STREAM_PAGE_BYTES": 1,
+    "MAX_STREAMS_PER_USER": 0,
+    "MAX_STREAMS_PER_PROCESS": 0,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "VIEWER_PAGE_MESSAGES", "MAX_CONTEXT_BYTES",
                  "RATE_LIMIT_REQUESTS", "MAX_CHUNKS_PER_REQUEST", "MAX_LINE_LENGTH",
                  "VIEWER_SESSION_SECONDS", "SESSIONS_PER_TOKEN_PER_MINUTE", "MAX_SESSION_OUTPUT_BYTES",
                  "MAX_OPEN_SESSIONS_PER_USER", "SESSION_TOKEN_GRACE_SECONDS",
-                 "WRITE_TOKEN_LIFETIME_SECONDS"}
+                 "WRITE_TOKEN_LIFETIME_SECONDS",
+                 "MAX_OUTPUT_BYTES_PER_USER_PER_DAY", "MAX_SESSIONS_PER_USER_PER_DAY",
+                 "PAGE_MAX_BYTES", "STREAM_PAGE_BYTES", "MAX_STREAMS_PER_USER", "MAX_STREAMS_PER_PROCESS"}
 
 
 def check_numbers(config):

@@ -118,7 +118,9 @@ class MessageSchema(BaseSchema):
     content = fields.String(required=True)
     content_blocks = fields.List(fields.Dict(), required=True)
     source = fields.String(required=True)
-    metadata = fields.Dict(required=True)
+    metadata = fields.Dict(required=True, metadata={
+        "description": "the row's facts (turn_id, trigger, result, usage, ...); its blocks are in"
+                       " content_blocks only (the stored copy in metadata is not sent)"})
     timestamp = fields.String(required=True)
 
 
@@ -138,7 +140,8 @@ class EvidenceSchema(BaseSchema):
     evidence_id = fields.String(required=True, metadata={"description": "the tool call's id"})
     turn_id = fields.String(required=True, metadata={
         "description": "the turn that ran it: metadata.turn_id of its transcript row"})
-    command = fields.String(required=True)
+    command = fields.String(required=True, metadata={
+        "description": "the command line; over 8 KiB, its first and last 4 KiB around ' …[N bytes cut]… '"})
     exit_code = fields.Integer(required=True, allow_none=True, metadata={
         "description": "null where the provider reports none"})
     is_error = fields.Boolean(required=True)

@@ -5,6 +5,7 @@ app.services.ingest can be exercised with no database; tests assert on their sta
 """
 import copy
 import dataclasses
+import json
 
 from app.services.models import AgentSession
 from app.services.models import Chunk
@@ -12,6 +13,8 @@ from app.services.models import Evidence
 from app.services.models import LockedSession
 from app.services.models import Message
 from app.services.models import TokenRecord
+from app.services.models import fitting
+from app.services.quotas import user_key
 from app.storage.unit_of_work import AbstractUnitOfWork
 
 
@@ -34,7 +37,9 @@ class FakeSessions:
         return len(stamps), min(stamps, default=None)
 
     def running_of_user(self, user_id):
-        return sum(1 for r in self.rows.values() if r.user_id == user_id and r.status == "running")
+        key = user_key(user_id)
+        return sum(1 for r in self.rows.values()
+                   if user_key(r.user_id) == key and r.status == "running")
 
     def get(self, session_id):
         return copy.deepcopy(self.rows.get(session_id))
@@ -113,6 +118,16 @@ class FakeMessages:
         older = [m for m in self.rows if m.session_id == session_id and m.id < before]
         return copy.deepcopy(older[-limit:]) if limit else []
 
+    def sized_page(self, session_id, after, limit, max_bytes):
+        rows = [m for m in self.rows if m.session_id == session_id and m.id > after][:limit]
+        count = fitting([_stored_size(m) for m in rows], max_bytes)
+        return copy.deepcopy(rows[:count]), count < len(rows)
+
+    def sized_before(self, session_id, before, limit, max_bytes):
+        newest = self.list_before(session_id, before, limit)[::-1]
+        count = fitting([_stored_size(m) for m in newest], max_bytes)
+        return newest[:count][::-1], count < len(newest)
+
     def ids_of_turns(self, session_id, turn_keys):
         return {m.turn_key: m.id for m in self.rows
                 if m.session_id == session_id and m.turn_key in set(turn_keys)}
@@ -126,6 +141,16 @@ class FakeMessages:
             said = [m for m in rows if m.role == "assistant" and m.content]
             found[sid] = sorted(init[:1] + said[:1], key=lambda m: m.id)
         return {sid: rows for sid, rows in found.items() if rows}
+
+
+def _stored_size(message):
+    return (len(message.content) + len(json.dumps(message.content_blocks))
+            + len(json.dumps(message.metadata)))
+
+
+def _within(rows, max_bytes, size_of):
+    count = fitting([size_of(row) for row in rows], max_bytes)
+    return rows[:count], count < len(rows)
 
 
 class FakeTurns:
@@ -181,24 +206,24 @@ class FakeOutputs:
             if live is not None:
                 self.live[(session_id, out.event_index)] = live
 
-    def list_live_after(self, session_id, after, limit):
+    def list_live_after(self, session_id, after, limit, max_bytes=0):
         retained = {o.event_index for sid, o in self.rows if sid == session_id}
         found = [(index, text) for (sid, index), text in self.live.items()
                  if sid == session_id and index > after and index in retained]
-        return sorted(found)[:limit]
+        return _within(sorted(found)[:limit], max_bytes, lambda row: len(row[1]))
 
     def last_live(self, session_id):
-        found = self.list_live_after(session_id, -1, 2**62)
+        found, _ = self.list_live_after(session_id, -1, 2**62)
         return found[-1] if found else None
 
-    def list_after(self, session_id, after, limit):
+    def list_after(self, session_id, after, limit, max_bytes=0):
         found = [(o.event_index, o.event_json)
                  for sid, o in self.rows if sid == session_id and o.event_index > after]
-        return sorted(found)[:limit]
+        return _within(sorted(found)[:limit], max_bytes, lambda row: len(row[1]))
 
-    def list_feeds_after(self, session_id, after, limit):
-        return [(index, data, self.live.get((session_id, index)))
-                for index, data in self.list_after(session_id, after, limit)]
+    def list_feeds_after(self, session_id, after, limit, max_bytes=0):
+        rows, _ = self.list_after(session_id, after, limit, max_bytes)
+        return [(index, data, self.live.get((session_id, index))) for index, data in rows]
 
     def buffered_sessions(self):
         return sorted({(sid, self.sessions.get(sid).provider, self.sessions.get(sid).status)
@@ -353,6 +378,20 @@ class FakeTokens:
         return True
 
 
+class FakeUserDays:
+    def __init__(self):
+        self.output = {}  # (user_key, day) -> bytes
+        self.opened = {}  # (user_key, day) -> sessions
+
+    def add_output(self, user_key, day, n):
+        self.output[user_key, day] = self.output.get((user_key, day), 0) + n
+        return self.output[user_key, day]
+
+    def add_session(self, user_key, day):
+        self.opened[user_key, day] = self.opened.get((user_key, day), 0) + 1
+        return self.opened[user_key, day]
+
+
 class FakeUnitOfWork(AbstractUnitOfWork):
     """Commits are recorded, not applied: the fakes change in place, like autocommit."""
 
@@ -367,6 +406,7 @@ class FakeUnitOfWork(AbstractUnitOfWork):
         self.tokens = FakeTokens()
         self.final_events = FakeFinalEvents()
         self.evidence = FakeEvidence()
+        self.user_days = FakeUserDays()
         self.commits = 0
 
     def commit(self):

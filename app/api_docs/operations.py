@@ -64,8 +64,9 @@ def operations(config):
         "errors": error_responses(BODY, {413: "`request_entity_too_large` (body over"
                                               " MAX_CONTENT_LENGTH) or `context_too_large`",
                                          429: "`rate_limited`, or `quota_exceeded` (sessions per token"
-                                              " per minute, running sessions per user; `details.quota`"
-                                              " names it): wait `Retry-After` seconds"}),
+                                              " per minute, running sessions per user, sessions per"
+                                              " user per day; `details.quota` names it): wait"
+                                              " `Retry-After` seconds"}),
     }
     yield BASE, "get", {
         "operationId": "listSessions", "summary": "Sessions the caller may read, newest first",
@@ -173,7 +174,10 @@ def _writes():
                " stored)",
           413: "`request_entity_too_large`, `too_many_chunks`, `line_too_long` or"
                " `session_output_limit` (the session's MAX_SESSION_OUTPUT_BYTES; nothing of the batch"
-               " is stored)"}),
+               " is stored)",
+          429: "`rate_limited`, or `quota_exceeded` (`details.quota` ="
+               " `output_bytes_per_user_per_day`: the owner's MAX_OUTPUT_BYTES_PER_USER_PER_DAY;"
+               " nothing of the batch is stored): wait `Retry-After` seconds (the UTC day's end)"}),
         ("complete", "completeSession", "Flush the open turn and close the session",
          schemas.CompleteSchema, envelopes.SessionEnvelopeSchema, {}),
         ("usage", "recordUsage", "Count a usage report once per report_id",

@@ -23,7 +23,26 @@ def export_filename(session, fmt):
 
 def to_markdown(session):
     """The transcript as one readable Markdown document."""
-    lines = [
+    return "".join(markdown_parts(session, [session.messages]))
+
+
+def markdown_parts(session, pages):
+    """to_markdown's document in parts, a message at a time, the messages from `pages`
+    (lists of messages, in write order): an export streams it. The document's trailing
+    blank lines are held back until more text follows, so it ends in one newline."""
+    pending = ""
+    for part in _markdown_lines(session, pages):
+        body = part.rstrip("\n")
+        if body:
+            yield pending + body
+            pending = part[len(body):]
+        else:
+            pending += part
+    yield "\n"
+
+
+def _markdown_lines(session, pages):
+    head = [
         f"# Session {session.session_id}",
         "",
         f"- Type: {session.session_type}",
@@ -34,9 +53,34 @@ def to_markdown(session):
         f" ({session.visible_message_count} with text)",
         "",
     ]
-    for message in session.messages:
-        lines.extend(_message(message))
-    return "\n".join(lines).rstrip("\n") + "\n"
+    yield "\n".join(head)
+    for page in pages:
+        for message in page:
+            yield "\n" + "\n".join(_message(message))
+
+
+def json_parts(fields, key, dumped_pages):
+    """The object `fields` with its list `key` made of the items of `dumped_pages`
+    (lists of plain data), as JSON text in parts, a page at a time."""
+    rest = json.dumps({name: value for name, value in fields.items() if name != key})
+    yield rest[:-1] + (", " if rest != "{}" else "") + json.dumps(key) + ": ["
+    yield from json_list_items(dumped_pages)
+    yield "]}"
+
+
+def json_list_parts(dumped_pages):
+    """A JSON list of the items of `dumped_pages` in parts, a page at a time."""
+    yield "["
+    yield from json_list_items(dumped_pages)
+    yield "]"
+
+
+def json_list_items(dumped_pages):
+    first = True
+    for page in dumped_pages:
+        if page:
+            yield ("" if first else ", ") + ", ".join(json.dumps(item) for item in page)
+            first = False
 
 
 def _message(message):

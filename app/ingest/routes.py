@@ -15,6 +15,7 @@ from app.request_args import load_body
 from app.services import ingest as service
 from app.services.access import RUNNER
 from app.services.models import Chunk
+from app.services.quotas import DayQuotas
 
 bp = Blueprint("ingest", __name__, url_prefix="/api/remote/sessions")
 
@@ -35,6 +36,7 @@ def output(session_id):
         max_output_bytes=current_app.config["MAX_SESSION_OUTPUT_BYTES"],
         usage_reports=batch["usage"],
         token_lifetime_seconds=current_app.config["WRITE_TOKEN_LIFETIME_SECONDS"],
+        day_quotas=DayQuotas(output_bytes=current_app.config["MAX_OUTPUT_BYTES_PER_USER_PER_DAY"]),
     )
     return schemas.ingest_receipt_schema.dump(receipt)
 

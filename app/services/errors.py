@@ -92,7 +92,8 @@ class TooManyStreams(ServiceError):
 
 class QuotaExceeded(TooManyStreams):
     """A quota was reached (sessions opened per token per minute, open sessions per
-    user): the request is refused whole, and `retry_after` says when to try again."""
+    user, sessions opened or output bytes accepted per user per day): the request is
+    refused whole, and `retry_after` says when to try again."""
 
     code = "quota_exceeded"
 

@@ -8,6 +8,7 @@ from app.services.clock import to_iso
 from app.services.clock import utc_now
 from app.services.errors import InvalidCursor
 from app.services.models import Page
+from app.services.models import fitting
 from app.services.sessions import MAX_MESSAGE_ID
 from app.services.sessions import readable_session
 from app.transcript.accumulator import Accumulator
@@ -18,14 +19,24 @@ from app.transcript.turns import Turn
 BACKFILL_PAGE = 1000  # buffer rows read at a time, so a long session is never held whole
 
 
-def list_evidence(session_id, uow, *, after=None, limit, caller=OPEN):
-    """One keyset page of the session's evidence, in the order its commands ran; the
-    cursor is the last item's id. Readable by whoever may read the session."""
+def list_evidence(session_id, uow, *, after=None, limit, caller=OPEN, max_bytes=0):
+    """One keyset page of the session's evidence, in the order its commands ran, of at
+    most `limit` items and (with `max_bytes`) no more than fit in that many bytes of
+    text, the first always; the cursor is the last item's id. Readable by whoever may
+    read the session. (An item holds at most about 16 KiB: its command and output are
+    cut to 8 KiB each, so the rows read past the budget are few and small.)"""
     after_id = _cursor(after)
     with uow:
         readable_session(uow, session_id, caller)
         items = uow.evidence.list_page(session_id, after_id, limit)
-    return Page(items, str(items[-1].id) if len(items) == limit else None)
+    kept = fitting([_text_size(item) for item in items], max_bytes)
+    cut = kept < len(items)
+    items = items[:kept]
+    return Page(items, str(items[-1].id) if items and (cut or len(items) == limit) else None)
+
+
+def _text_size(item):
+    return len(item.command) + len(item.output_head) + len(item.output_tail)
 
 
 def evidence_with_rows(session_id, uow, *, limit, caller=OPEN):

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from app.formats import event_lines
 from app.providers import get_parser
+from app.services import quotas
 from app.services import tokens
 from app.services.access import OPEN
 from app.services.clock import iso_after
@@ -36,13 +37,16 @@ NOTHING_WRITTEN = TranscriptDelta(0, 0, 0)
 
 
 def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, clock=utc_now,
-                  max_output_bytes=0, usage_reports=(), token_lifetime_seconds=0):
+                  max_output_bytes=0, usage_reports=(), day_quotas=quotas.DayQuotas(),
+                  token_lifetime_seconds=0):
     """Buffer the runner's chunks and fold their stdout lines into the transcript;
     count `usage_reports` (each once per report_id) in the same transaction.
 
     With `max_output_bytes`, a batch that would take the session's output past it is
-    refused whole (SessionOutputLimit); what was accepted before stays. A request of a
-    running session's write token renews it for `token_lifetime_seconds`.
+    refused whole (SessionOutputLimit); one that would take its owner's output today
+    past `day_quotas.output_bytes` likewise (QuotaExceeded). What was accepted before
+    stays. A request of a running session's write token renews it for
+    `token_lifetime_seconds`.
     """
     with uow:
         locked = _locked_for_write(uow, session_id, caller)
@@ -72,6 +76,7 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
                  "batch_bytes": new_bytes})
         parse_line = get_parser(session.provider)  # before anything is stored
         now = clock()
+        quotas.count_output(uow, session.user_id, new_bytes, now, day_quotas)
         stamp = to_iso(now)
         tokens.renew_session_token(uow, caller, now, token_lifetime_seconds)
         start = session.next_event_index

@@ -135,6 +135,17 @@ class Page:
     next_cursor: str | None
 
 
+def fitting(sizes, max_bytes):
+    """How many of `sizes`, in order, fit in `max_bytes` together; at least one (a
+    page always moves on), all of them for a `max_bytes` of 0."""
+    total = 0
+    for count, size in enumerate(sizes):
+        total += size
+        if max_bytes and total > max_bytes and count:
+            return count
+    return len(sizes)
+
+
 @dataclass(frozen=True)
 class TokenRecord:
     """A stored bearer token, without its secret."""

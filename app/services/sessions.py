@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
+from app.services import quotas as day_quotas
 from app.services import tokens
 from app.services.access import OPEN
 from app.services.access import RUNNER
@@ -32,10 +33,12 @@ MAX_MESSAGE_ID = 2**63 - 1
 
 @dataclass(frozen=True)
 class OpenQuotas:
-    """Limits on opening sessions; 0 turns one off."""
+    """Limits on opening sessions; 0 turns one off. Users are compared as
+    quotas.user_key() spells them ("QUSER" and "quser " are one user)."""
 
     per_token_per_minute: int = 0
     open_per_user: int = 0
+    per_user_per_day: int = 0
 
 
 QUOTA_WINDOW_SECONDS = 60
@@ -60,6 +63,11 @@ def open_session(data, uow, *, caller=OPEN, clock=utc_now, quotas=OpenQuotas(),
     with uow:
         if caller.token_id is not None:
             uow.tokens.lock(caller.token_id)  # opens of one token are counted one at a time
+        # The day's counter row, once moved, holds the opens of one user (by any token)
+        # one at a time too, so the running-sessions count below is theirs alone.
+        # (Locks are taken token first, then user, as stream leases take them.)
+        day_quotas.count_open(uow, owner, now, day_quotas.DayQuotas(sessions=quotas.per_user_per_day))
+        if caller.token_id is not None:
             _check_open_quotas(uow, caller, owner, now, quotas)
         uow.sessions.add(
             session_id,
@@ -100,21 +108,22 @@ def assign_machine(session_id, machine, uow, *, clock=utc_now):
     return session.machine, assigned
 
 
-def get_session(session_id, uow, *, caller=OPEN, max_messages=None):
+def get_session(session_id, uow, *, caller=OPEN, max_messages=None, max_bytes=0):
     """The session with its transcript, in write order, and its open turn.
 
-    With `max_messages`, only that many of the oldest messages: when there are more,
-    `messages_truncated` is set and `messages_next_cursor` continues on the messages
-    endpoint (list_messages) after the last one returned.
+    With `max_messages`, only that many of the oldest messages, and (with `max_bytes`)
+    no more than fit in that many bytes as stored (the first always comes): when
+    there are more, `messages_truncated` is set and `messages_next_cursor` continues
+    on the messages endpoint (list_messages) after the last one returned.
     """
     with uow:
         session = readable_session(uow, session_id, caller)
         if max_messages is None:
             session.messages = uow.messages.list_all(session_id)
         else:
-            first = uow.messages.list_page(session_id, 0, max_messages + 1)
+            first, cut = uow.messages.sized_page(session_id, 0, max_messages + 1, max_bytes)
             session.messages = first[:max_messages]
-            if len(first) > max_messages:
+            if len(first) > max_messages or cut:
                 session.messages_truncated = True
                 session.messages_next_cursor = str(session.messages[-1].id)
         snapshot = uow.turn_states.load(session_id)
@@ -123,15 +132,18 @@ def get_session(session_id, uow, *, caller=OPEN, max_messages=None):
     return session
 
 
-def get_session_tail(session_id, uow, *, caller=OPEN, max_messages):
-    """The session with its newest `max_messages` messages (in write order) and its open
-    turn: what the viewer shows first. `messages_truncated` is set when older ones exist,
-    and `messages_prev_cursor` (the first one's id) pages back with list_messages_before."""
+def get_session_tail(session_id, uow, *, caller=OPEN, max_messages, max_bytes=0):
+    """The session with its newest `max_messages` messages (in write order; with
+    `max_bytes`, no more than fit in that many bytes as stored, the newest always) and
+    its open turn: what the viewer shows first. `messages_truncated` is set when older
+    ones exist, and `messages_prev_cursor` (the first one's id) pages back with
+    list_messages_before."""
     with uow:
         session = readable_session(uow, session_id, caller)
-        newest = uow.messages.list_before(session_id, MAX_MESSAGE_ID, max_messages + 1)
+        newest, cut = uow.messages.sized_before(session_id, MAX_MESSAGE_ID, max_messages + 1,
+                                                max_bytes)
         session.messages = newest[-max_messages:] if max_messages else []
-        if len(newest) > max_messages:
+        if len(newest) > max_messages or cut:
             session.messages_truncated = True
             session.messages_prev_cursor = str(session.messages[0].id) if session.messages else None
         snapshot = uow.turn_states.load(session_id)
@@ -140,14 +152,15 @@ def get_session_tail(session_id, uow, *, caller=OPEN, max_messages):
     return session
 
 
-def list_messages_before(session_id, uow, *, before, limit, caller=OPEN):
-    """The `limit` messages just before message `before`, in write order; the page's
-    cursor (its first id) is set when still older ones exist."""
+def list_messages_before(session_id, uow, *, before, limit, caller=OPEN, max_bytes=0):
+    """The `limit` messages just before message `before`, in write order (with
+    `max_bytes`, no more than fit in that many bytes as stored, the newest always);
+    the page's cursor (its first id) is set when still older ones exist."""
     before_id = _int_cursor(before) or MAX_MESSAGE_ID
     with uow:
         readable_session(uow, session_id, caller)
-        items = uow.messages.list_before(session_id, before_id, limit + 1)
-    older = len(items) > limit
+        items, cut = uow.messages.sized_before(session_id, before_id, limit + 1, max_bytes)
+    older = len(items) > limit or cut
     items = items[-limit:]
     return Page(items, str(items[0].id) if older and items else None)
 
@@ -164,14 +177,34 @@ def get_session_summary(session_id, uow, *, caller=OPEN, with_open_turn=False):
     return session
 
 
-def list_messages(session_id, uow, *, after=None, limit, caller=OPEN):
-    """One keyset page of the transcript; the cursor is the last message id seen."""
+def list_messages(session_id, uow, *, after=None, limit, caller=OPEN, max_bytes=0):
+    """One keyset page of the transcript, of at most `limit` messages and (with
+    `max_bytes`) no more than fit in that many bytes as stored, the first always; the
+    cursor is the last message id seen."""
     after_id = _int_cursor(after)
     with uow:
         readable_session(uow, session_id, caller)
-        items = uow.messages.list_page(session_id, after_id, limit)
-    cursor = str(items[-1].id) if len(items) == limit else None
+        items, cut = uow.messages.sized_page(session_id, after_id, limit, max_bytes)
+    cursor = str(items[-1].id) if items and (len(items) == limit or cut) else None
     return Page(items, cursor)
+
+
+def iter_message_pages(session_id, new_uow, *, limit, max_bytes):
+    """The session's whole transcript in write order, one page (`limit` messages, no
+    more than `max_bytes` as stored, the first always) per read transaction of its own
+    (`new_uow()`): what an export streams, holding one page at a time however long the
+    session. The caller checks first that the session may be read (get_session_summary);
+    messages written while the pages are read come too, in order."""
+    after = 0
+    while True:
+        with new_uow() as uow:
+            items, cut = uow.messages.sized_page(session_id, after, limit, max_bytes)
+        if not items:
+            return
+        yield items
+        if len(items) < limit and not cut:
+            return
+        after = items[-1].id
 
 
 def list_sessions(uow, *, cursor=None, limit, caller=OPEN, with_openers=False):

@@ -21,6 +21,7 @@ FROM_START = -1  # the cursor of a client that has seen nothing
 @dataclass(frozen=True)
 class StreamSettings:
     page_size: int = 5000
+    page_bytes: int = 4 * 1024 * 1024  # a page also stops at this many bytes (its first row always comes)
     poll_seconds: float = 0.25
     heartbeat_seconds: float = 15.0
     auth_check_seconds: float = 5.0  # how often the caller's credentials are looked up again
@@ -32,10 +33,12 @@ class Page:
     """Consecutive buffered events, in order, as (event_index, event JSON) pairs:
     the JSON is the event's `data` (app/formats/output_frames.py). Sent as soon
     as it is read. A page the live hub shares is handed to every caught-up follower
-    of its feed in the process, so `memo` (the web layer's framed text) is made once."""
+    of its feed in the process (`shared`), so `memo` (the web layer's framed text) is
+    made once; a page read for one follower (a replay) is framed as it is written."""
 
     events: list
     memo: dict = field(default_factory=dict, compare=False, repr=False)
+    shared: bool = field(default=False, compare=False)  # the live hub's, for every follower
 
 
 @dataclass(frozen=True)
@@ -71,14 +74,16 @@ def resume_cursor(session_id, new_uow, *, after=None, client_id=None, caller=OPE
     return FROM_START if after is None else after
 
 
-def read_output_page(uow, session_id, cursor, limit):
-    """The `output` events after `cursor`: what GET .../stream sends."""
-    return uow.outputs.list_after(session_id, cursor, limit)
+def read_output_page(uow, session_id, cursor, limit, max_bytes=0):
+    """The `output` events after `cursor`, at most `limit` and no more than fit in
+    `max_bytes`: what GET .../stream sends. (events, True when more may follow at once)."""
+    events, cut = uow.outputs.list_after(session_id, cursor, limit, max_bytes)
+    return events, cut or len(events) == limit
 
 
 def output_rows(rows):
     """The `output` page of a live hub page's rows (index, event JSON, live events)."""
-    return Page([(index, data) for index, data, _ in rows])
+    return Page([(index, data) for index, data, _ in rows], shared=True)
 
 
 def last_output_index(session):
@@ -93,9 +98,10 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
     """Yield every buffered event after `cursor` once, in order, then tail the buffer
     until the session ends (End) or `settings.max_seconds` pass.
 
-    `read_page(uow, session_id, cursor, limit)` reads up to `limit` (index, data)
-    pairs after `cursor`, and `last_index(session)` says where a completed session's
-    pages end: the raw output by default, the live events for GET .../events.
+    `read_page(uow, session_id, cursor, limit, max_bytes)` reads up to `limit` (index,
+    data) pairs after `cursor`, no more than fit in `max_bytes` (settings.page_bytes; the
+    first always comes), and says whether it stopped at either bound; `last_index(session)`
+    says where a completed session's pages end: the raw output by default, the live events for GET .../events.
 
     Between reads the stream waits: with `wait(session_id, cursor, timeout)` (a
     `live_hub.Watch`, one wake-up per process and session for every follower)
@@ -135,14 +141,15 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
                 wait(session_id, cursor, _until_due(now, settings, started, last_sent, checked))
             continue
         with new_uow() as uow:
-            events = read_page(uow, session_id, cursor, settings.page_size)
+            events, more = read_page(uow, session_id, cursor, settings.page_size,
+                                     settings.page_bytes)
             # A full page that starts right after the cursor is all there is to know:
             # nothing before it expired, and more is waiting. Replaying a long buffer
             # then costs one query a page.
             # Any page that starts right after the cursor needs no retention lookup either
             # (a live follower's usual read).
             contiguous = bool(events) and events[0][0] == cursor + 1
-            full_run = contiguous and len(events) == settings.page_size
+            full_run = contiguous and more
             if not full_run:
                 session = uow.sessions.get(session_id)
                 oldest = None if contiguous else uow.outputs.oldest_index(session_id)
@@ -161,7 +168,7 @@ def follow(session_id, cursor, new_uow, *, settings=StreamSettings(), client_id=
             _remember_delivery(new_uow, session_id, client_id, cursor, clock)
             yield Page(events)
             last_sent = monotonic()
-            if len(events) == settings.page_size:
+            if more:
                 continue  # more is waiting: read on without sleeping
         if session.is_completed:
             last = last_index(session)

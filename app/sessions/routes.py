@@ -1,10 +1,10 @@
 """Read and create sessions: thin views over app.services.sessions."""
+import itertools
 import json
 
 from flask import Blueprint
 from flask import Response
 from flask import current_app
-from flask import jsonify
 from flask import request
 
 from app import db
@@ -32,7 +32,8 @@ def create():
     data = load_body(schemas.session_create_schema, check=check_context_size)
     config = current_app.config
     quotas = service.OpenQuotas(per_token_per_minute=config["SESSIONS_PER_TOKEN_PER_MINUTE"],
-                                open_per_user=config["MAX_OPEN_SESSIONS_PER_USER"])
+                                open_per_user=config["MAX_OPEN_SESSIONS_PER_USER"],
+                                per_user_per_day=config["MAX_SESSIONS_PER_USER_PER_DAY"])
     session = service.open_session(data, db.writing(), caller=current_caller(), quotas=quotas,
                                    token_lifetime_seconds=config["WRITE_TOKEN_LIFETIME_SECONDS"])
     body = {"session": schemas.session_summary_schema.dump(session)}
@@ -88,7 +89,8 @@ def show(session_id):
     """GET /api/remote/sessions/<id>: the session with its transcript, up to
     SESSION_MESSAGES_MAX messages (then `messages_truncated` and `next_cursor`)."""
     session = service.get_session(session_id, db.reading(), caller=current_caller(),
-                                  max_messages=current_app.config["SESSION_MESSAGES_MAX"])
+                                  max_messages=current_app.config["SESSION_MESSAGES_MAX"],
+                                  max_bytes=current_app.config["PAGE_MAX_BYTES"])
     return {"session": schemas.session_schema.dump(session)}
 
 
@@ -102,16 +104,28 @@ def messages(session_id):
     """
     fmt = request.args.get("format", "turnlog")
     if fmt == "openai":
-        session = service.get_session(session_id, db.reading(), caller=current_caller())
-        return {"messages": to_openai_messages(session.messages)}
+        service.get_session_summary(session_id, db.reading(), caller=current_caller())
+        parts = exports.json_parts({}, "messages", map(to_openai_messages, _message_pages(session_id)))
+        return Response(parts, mimetype="application/json")
     if fmt != "turnlog":
         raise ApiError(422, "invalid_format", "format must be turnlog or openai", {"format": fmt})
     page = service.list_messages(session_id, db.reading(), after=request.args.get("after"),
-                                 limit=page_limit(), caller=current_caller())
+                                 limit=page_limit(), caller=current_caller(),
+                                 max_bytes=current_app.config["PAGE_MAX_BYTES"])
     return {
         "messages": schemas.message_schema.dump(page.items, many=True),
         "next_cursor": page.next_cursor,
     }
+
+
+def _message_pages(session_id):
+    """The session's transcript a byte-bounded page at a time, each page read in a
+    transaction of its own: a whole-transcript answer streams, however long it is.
+    Everything it needs of the request is taken now, so the stream needs no request
+    context (a client that stops reading leaves none pushed)."""
+    config = current_app.config
+    return service.iter_message_pages(session_id, db.detached_units_of_work(),
+                                      limit=config["MAX_PAGE_SIZE"], max_bytes=config["PAGE_MAX_BYTES"])
 
 
 @bp.get("/<session_id>/evidence")
@@ -120,7 +134,8 @@ def evidence_page(session_id):
     """GET /api/remote/sessions/<id>/evidence: one page of the shell commands the agent
     ran, in the order they ran, paged by `after` (the last item's id) and `limit`."""
     page = evidence.list_evidence(session_id, db.reading(), after=request.args.get("after"),
-                                  limit=page_limit(), caller=current_caller())
+                                  limit=page_limit(), caller=current_caller(),
+                                  max_bytes=current_app.config["PAGE_MAX_BYTES"])
     return {
         "evidence": schemas.evidence_schema.dump(page.items, many=True),
         "next_cursor": page.next_cursor,
@@ -136,13 +151,20 @@ def export(session_id):
     if fmt not in exports.FORMATS:
         raise ApiError(422, "invalid_format", "format must be openai, markdown or json",
                        {"format": fmt})
-    session = service.get_session(session_id, db.reading(), caller=current_caller())
+    session = service.get_session_summary(session_id, db.reading(), caller=current_caller(),
+                                          with_open_turn=True)
+    pages = _message_pages(session_id)
     if fmt == "markdown":
-        response = Response(exports.to_markdown(session), mimetype="text/markdown")
+        parts, mimetype = exports.markdown_parts(session, pages), "text/markdown"
     elif fmt == "openai":
-        response = jsonify(to_openai_messages(session.messages))
+        parts, mimetype = exports.json_list_parts(map(to_openai_messages, pages)), "application/json"
     else:
-        response = jsonify({"session": schemas.session_schema.dump(session)})
+        dumped = (schemas.message_schema.dump(page, many=True) for page in pages)
+        parts = itertools.chain(['{"session": '],
+                                exports.json_parts(schemas.session_schema.dump(session), "messages", dumped),
+                                ["}"])
+        mimetype = "application/json"
+    response = Response(parts, mimetype=mimetype)
     response.headers["Content-Disposition"] = (
         f'attachment; filename="{exports.export_filename(session, fmt)}"'
     )

@@ -20,6 +20,7 @@ from app.storage.repositories.tokens import TokenRepository
 from app.storage.repositories.turn_states import TurnStateRepository
 from app.storage.repositories.turns import TurnRepository
 from app.storage.repositories.usage import UsageRepository
+from app.storage.repositories.usage import UserDayRepository
 
 # Set while this context (thread, greenlet) has a write unit of work open.
 _writer = ContextVar("turnlog_writer_open", default=False)
@@ -73,7 +74,7 @@ class _Repository:
 
 class _SqlRepositories(AbstractUnitOfWork):
     """The repositories of one connection (`_bind`), each made when first used: a use
-    case touches a few of the twelve, and making them all showed in an ingest request."""
+    case touches a few of the thirteen, and making them all showed in an ingest request."""
 
     _conn_of_repositories = None
     sessions = _Repository(SessionRepository)
@@ -88,6 +89,7 @@ class _SqlRepositories(AbstractUnitOfWork):
     search = _Repository(SearchRepository)
     final_events = _Repository(FinalEventRepository)
     evidence = _Repository(EvidenceRepository)
+    user_days = _Repository(UserDayRepository)
 
 
 class SqlUnitOfWork(_SqlRepositories):

@@ -1,6 +1,7 @@
 """What every live follower of a session's buffer holds while it streams: a watch on
-the process's live hub (its wake-ups), a lease counted against its token's stream
-limit, and a check that the client is still there. `/stream` uses it; any other
+the process's live hub (its wake-ups), a lease counted against its token's and its
+user's stream limits, a place among the process's streams (capped under gthread,
+where each holds a thread), and a check that the client is still there. `/stream` uses it; any other
 feed of the buffer can use it the same way:
 
     follower = live.open_follower(session_id, caller)   # 429 when over the limit
@@ -8,6 +9,7 @@ feed of the buffer can use it the same way:
                                                shared=follower.shared))
     response.call_on_close(follower.close)
 """
+import math
 import select
 import socket
 import threading
@@ -17,6 +19,8 @@ from flask import current_app
 from flask import request
 
 from app import db
+from app.services.access import USER
+from app.services.errors import TooManyStreams
 from app.services.live import leases as stream_leases
 from app.services.live.hub import LiveHub
 from app.services.live.hub import marks_reader
@@ -28,6 +32,10 @@ HUB_KEY = "turnlog_live_hub"
 # not counted out, and a dead one's streams free their slots soon after.
 LEASE_HEARTBEATS = 3
 _hub_lock = threading.Lock()
+# The streams open in this process, for MAX_STREAMS_PER_PROCESS (gthread: each holds
+# one of the worker's threads; gunicorn.conf.py sets the cap below their number).
+_streams_lock = threading.Lock()
+_open_streams = 0
 
 
 def hub():
@@ -38,7 +46,7 @@ def hub():
         if HUB_KEY not in app.extensions:
             new_uow = db.detached_units_of_work()
             app.extensions[HUB_KEY] = LiveHub(marks_reader(new_uow), app.config["STREAM_POLL_SECONDS"],
-                                              read_rows=rows_reader(new_uow),
+                                              read_rows=rows_reader(new_uow, app.config["STREAM_PAGE_BYTES"]),
                                               page_size=app.config["STREAM_PAGE_SIZE"],
                                               listen=db.notification_listener())
         return app.extensions[HUB_KEY]
@@ -46,18 +54,46 @@ def hub():
 
 def open_follower(session_id, caller):
     """A Follower of `session_id` for `caller`; TooManyStreams (429) when its token
-    already holds MAX_STREAMS_PER_TOKEN open streams."""
+    already holds MAX_STREAMS_PER_TOKEN open streams, its user MAX_STREAMS_PER_USER,
+    or this process MAX_STREAMS_PER_PROCESS."""
     config = current_app.config
     heartbeat = config["STREAM_HEARTBEAT_SECONDS"]
     new_uow = db.detached_units_of_work()
-    lease = None
-    if caller.token_id is not None:
-        lease = stream_leases.acquire(caller.token_id, session_id, new_uow,
-                                      limit=config["MAX_STREAMS_PER_TOKEN"],
-                                      ttl_seconds=heartbeat * LEASE_HEARTBEATS,
-                                      retry_after=heartbeat)
-    client = request.environ.get("gunicorn.socket")
-    return Follower(hub().watch(session_id), lease, new_uow, heartbeat, client)
+    _take_process_slot(config["MAX_STREAMS_PER_PROCESS"], heartbeat)
+    try:
+        lease = None
+        if caller.token_id is not None:
+            lease = stream_leases.acquire(caller.token_id, session_id, new_uow,
+                                          limit=config["MAX_STREAMS_PER_TOKEN"],
+                                          ttl_seconds=heartbeat * LEASE_HEARTBEATS,
+                                          retry_after=heartbeat,
+                                          user_id=caller.name if caller.kind == USER else None,
+                                          user_limit=config["MAX_STREAMS_PER_USER"])
+        client = request.environ.get("gunicorn.socket")
+        return Follower(hub().watch(session_id), lease, new_uow, heartbeat, client)
+    except BaseException:
+        _free_process_slot()
+        raise
+
+
+def _take_process_slot(limit, retry_after):
+    """Count one more stream in this process; TooManyStreams when it has `limit` (0: none)."""
+    global _open_streams
+    with _streams_lock:
+        if limit and _open_streams >= limit:
+            raise TooManyStreams(
+                f"this server process already serves {_open_streams} streams, the most it"
+                " may (TURNLOG_MAX_STREAMS_PER_PROCESS: under the gthread worker each holds a"
+                " thread, and some must stay free for other requests); retry after a while",
+                {"limit": limit, "open_streams": _open_streams, "scope": "process"},
+                retry_after=max(1, math.ceil(retry_after)))
+        _open_streams += 1
+
+
+def _free_process_slot():
+    global _open_streams
+    with _streams_lock:
+        _open_streams -= 1
 
 
 class Follower:
@@ -71,6 +107,7 @@ class Follower:
         self._heartbeat = heartbeat_seconds
         self._client = client_socket
         self._monotonic = monotonic
+        self._closed = False
 
     def tended(self, records):
         """`records` passed on, renewing the lease every heartbeat interval, and ending
@@ -87,7 +124,12 @@ class Follower:
             yield record
 
     def close(self):
-        """Leave the hub and free the token's slot; safe to call more than once."""
+        """Leave the hub and free the token's, user's and process's slots; safe to call
+        more than once."""
+        if self._closed:
+            return
+        self._closed = True
+        _free_process_slot()
         self._watch.close()
         lease, self._lease = self._lease, None
         if lease is not None:

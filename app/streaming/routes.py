@@ -20,8 +20,11 @@ MAX_CLIENT_ID = 200
 # Events per write (~170 KB of Claude lines). A page of 5,000 events framed as one
 # ~3 MB string cost three to four times as much per event to frame and hand over
 # (fresh memory for the text, its bytes and the HTTP chunk, copied out of cache)
-# as writes of a few hundred events; a page's writes still all leave at once.
+# as writes of a few hundred events; a page's writes still all leave at once. A write
+# also ends once it holds WRITE_BYTES of event JSON: 256 lines of 2 MiB would be one
+# write of half a GiB.
 WRITE_EVENTS = 256
+WRITE_BYTES = 256 * 1024
 
 
 @bp.get("/<session_id>/stream")
@@ -50,6 +53,7 @@ def stream_settings():
     """The configured page size, poll, heartbeat and lifetime of a stream."""
     return service.StreamSettings(
         page_size=current_app.config["STREAM_PAGE_SIZE"],
+        page_bytes=current_app.config["STREAM_PAGE_BYTES"],
         poll_seconds=current_app.config["STREAM_POLL_SECONDS"],
         heartbeat_seconds=current_app.config["STREAM_HEARTBEAT_SECONDS"],
         auth_check_seconds=current_app.config["STREAM_AUTH_CHECK_SECONDS"],
@@ -67,17 +71,30 @@ def event_stream_response(frames, follower):
 
 
 def _output_writes(page):
-    events = page.events
-    return [sse.output_events(events[at:at + WRITE_EVENTS])
-            for at in range(0, len(events), WRITE_EVENTS)]
+    """The page's SSE text in writes of at most WRITE_EVENTS events and about WRITE_BYTES,
+    each made when the one before has been handed on."""
+    events, start, size = page.events, 0, 0
+    for at, (_, data) in enumerate(events):
+        size += len(data)
+        if at + 1 - start >= WRITE_EVENTS or size >= WRITE_BYTES:
+            yield sse.output_events(events[start:at + 1])
+            start, size = at + 1, 0
+    if start < len(events):
+        yield sse.output_events(events[start:])
 
 
 def _frames(session_id, records, retry_ms):
-    """SSE text for each record; a page leaves at once, in writes of WRITE_EVENTS events."""
+    """SSE text for each record; a page leaves at once, in writes of WRITE_EVENTS events.
+    A page the live hub shares is framed once for all its followers (and kept while
+    they write it); a replay page, read for this follower alone, is framed a write at a
+    time, so a follower holds its page and one write, not a page of frames besides."""
     yield sse.retry(retry_ms)
     for record in records:
-        if isinstance(record, service.Page):
+        if isinstance(record, service.Page) and record.shared:
             yield from sse.cached_writes(record, _output_writes)
+        elif isinstance(record, service.Page):
+            for text in _output_writes(record):
+                yield text.encode()
         else:
             yield _control_frame(session_id, record)
 

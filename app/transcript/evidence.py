@@ -102,7 +102,7 @@ def evidence_items(turn, lines=None):
         items.append({
             "evidence_id": tool_id,
             "turn_id": turn.turn_id,
-            "command": command_line(block.get("input"), SHELL_TOOLS[name]),
+            "command": clipped(command_line(block.get("input"), SHELL_TOOLS[name])),
             "exit_code": exit_code,
             "is_error": bool(result and result.get("is_error")) or bool(exit_code),
             "event_range": [first, last],
@@ -120,6 +120,18 @@ def command_line(tool_input, field):
     if isinstance(value, list) and all(isinstance(part, str) for part in value):
         return shlex.join(value)
     return value if isinstance(value, str) else ""
+
+
+def clipped(command):
+    """The command as stored and served: whole up to 2 × EXCERPT_BYTES of UTF-8, else
+    its first and last EXCERPT_BYTES (cut on a character, as the output's excerpts are)
+    around a note of how many bytes were left out. An agent may run a command of
+    megabytes (a here-document); every evidence page would carry it whole."""
+    head, tail, size = excerpt(command)
+    if not tail:
+        return command
+    cut = size - len(head.encode("utf-8", "surrogatepass")) - len(tail.encode("utf-8", "surrogatepass"))
+    return f"{head} …[{cut} bytes cut]… {tail}"
 
 
 def exit_code_in(output, is_error):

@@ -85,7 +85,8 @@ def search():
 def session(session_id):
     """One session's transcript, followed live by static/viewer.js."""
     found = service.get_session_tail(session_id, db.reading(), caller=current_caller(),
-                                     max_messages=current_app.config["VIEWER_PAGE_MESSAGES"])
+                                     max_messages=current_app.config["VIEWER_PAGE_MESSAGES"],
+                                     max_bytes=current_app.config["PAGE_MAX_BYTES"])
     last_id = found.messages[-1].id if found.messages else 0
     return render_template(
         "ui/session.html", agent_session=found, figures=header_figures(found),
@@ -164,7 +165,8 @@ def session_bubbles(session_id):
         return _older_bubbles(session_id)
     page = service.list_messages(session_id, db.reading(), after=request.args.get("after"),
                                  limit=current_app.config["MAX_PAGE_SIZE"],
-                                 caller=current_caller())
+                                 caller=current_caller(),
+                                 max_bytes=current_app.config["PAGE_MAX_BYTES"])
     response = current_app.make_response(
         render_template("ui/_bubbles.html", bubbles=bubbles(page.items)))
     if page.items:
@@ -178,7 +180,8 @@ def session_bubbles(session_id):
 def _older_bubbles(session_id):
     page = service.list_messages_before(session_id, db.reading(), before=request.args["before"],
                                         limit=current_app.config["VIEWER_PAGE_MESSAGES"],
-                                        caller=current_caller())
+                                        caller=current_caller(),
+                                        max_bytes=current_app.config["PAGE_MAX_BYTES"])
     response = current_app.make_response(
         render_template("ui/_bubbles.html", bubbles=bubbles(page.items)))
     if page.next_cursor:

@@ -180,3 +180,59 @@ def test_a_closed_stream_is_released_within_one_heartbeat(secured):
     again = stream(server, sid, reader)  # the slots are free again
     assert again.status == 200
     again.close()
+
+
+def refused_stream(server, sid, token):
+    request = urllib.request.Request(server.base + f"/api/remote/sessions/{sid}/stream",
+                                     headers={"Authorization": f"Bearer {token}"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=WAIT)
+    assert refused.value.code == 429 and int(refused.value.headers["Retry-After"]) >= 1
+    error = json.loads(refused.value.read())["error"]
+    assert error["code"] == "too_many_streams"
+    return error
+
+
+def test_a_user_over_their_stream_limit_gets_429_whichever_token_asks(tmp_path):
+    """Streams are counted per user as well as per token (issue 29)."""
+    env = {"TURNLOG_MAX_STREAMS_PER_TOKEN": "2", "TURNLOG_MAX_STREAMS_PER_USER": "3",
+           "TURNLOG_STREAM_HEARTBEAT_SECONDS": str(HEARTBEAT)}
+    with servers.gunicorn(tmp_path, env=env, auth=True) as server:
+        runner = server.new_token("create-runner-token", "--machine", "m1", "--any-user")
+        first, second = (server.new_token("create-user-token", "--user", "alice") for _ in range(2))
+        bob = server.new_token("create-user-token", "--user", "bob")
+        sid = open_session(server.base, token=runner, user_id="alice")
+        bobs = open_session(server.base, token=runner, user_id="bob")
+        held = [stream(server, sid, first), stream(server, sid, first), stream(server, sid, second)]
+        try:
+            assert [s.status for s in held] == [200, 200, 200]
+            error = refused_stream(server, sid, second)  # its token has a slot; alice has none
+            assert error["details"] == {"limit": 3, "open_streams": 3, "user_id": "alice",
+                                        "scope": "user"}
+            assert "TURNLOG_MAX_STREAMS_PER_USER" in error["message"]
+            theirs = stream(server, bobs, bob)  # another user has slots of their own
+            assert theirs.status == 200
+            theirs.close()
+        finally:
+            for s in held:
+                s.close()
+
+
+def test_under_gthread_a_worker_serves_fewer_streams_than_it_has_threads(tmp_path):
+    """gunicorn.conf.py caps a gthread worker's streams at half its threads: the next
+    is refused (429), and the worker still answers other requests."""
+    env = {"GUNICORN_WORKER_CLASS": "gthread", "TURNLOG_STREAM_HEARTBEAT_SECONDS": str(HEARTBEAT)}
+    with servers.gunicorn(tmp_path, env=env, workers=1, threads=4, auth=True) as server:
+        runner = server.new_token("create-runner-token", "--machine", "m1", "--any-user")
+        reader = server.new_token("create-user-token", "--user", "alice")
+        sid = open_session(server.base, token=runner, user_id="alice")
+        held = [stream(server, sid, reader), stream(server, sid, reader)]
+        try:
+            assert [s.status for s in held] == [200, 200]
+            error = refused_stream(server, sid, reader)
+            assert error["details"]["scope"] == "process" and error["details"]["limit"] == 2
+            status, _ = call(server.base, "GET", f"/api/remote/sessions/{sid}", token=reader)
+            assert status == 200
+        finally:
+            for s in held:
+                s.close()

@@ -96,3 +96,73 @@ class TestOpenSessionsPerUser:
         done = client.post(f"{SESSIONS}/{first}/complete", json={"exit_code": 0}, headers=bearer(runner_token))
         assert done.status_code == 200
         assert open_session(client, runner_token).status_code == 201
+
+
+class TestOpenSessionsPerUserComparesNormalisedIds:
+    @pytest.fixture
+    def app_config(self):
+        return {"AUTH_DISABLED": False, "MAX_OPEN_SESSIONS_PER_USER": 2}
+
+    def test_case_and_blanks_do_not_make_another_user(self, client, runner_token):
+        assert open_session(client, runner_token, user="QUSER").status_code == 201
+        assert open_session(client, runner_token, user="quser ").status_code == 201
+        refused = open_session(client, runner_token, user=" Quser")
+        assert refused.status_code == 429
+        assert refused.get_json()["error"]["details"]["quota"] == "open_sessions_per_user"
+
+
+class TestSessionsPerUserPerDay:
+    @pytest.fixture
+    def app_config(self):
+        return {"AUTH_DISABLED": False, "MAX_SESSIONS_PER_USER_PER_DAY": 3}
+
+    def test_a_user_past_the_day_quota_gets_429_until_the_day_ends(self, client, runner_token, rows):
+        for user in ("QUSER", "quser ", "Quser"):
+            assert open_session(client, runner_token, user=user).status_code == 201
+        refused = open_session(client, runner_token, user="quser")
+        assert refused.status_code == 429
+        assert 1 <= int(refused.headers["Retry-After"]) <= 86400
+        error = refused.get_json()["error"]
+        assert error["code"] == "quota_exceeded"
+        assert error["details"]["quota"] == "sessions_per_user_per_day"
+        assert "TURNLOG_MAX_SESSIONS_PER_USER_PER_DAY" in error["message"]
+        assert rows("SELECT user_key, sessions_opened FROM user_day_usage") == [("quser", 3)]
+        assert rows("SELECT COUNT(*) FROM agent_sessions") == [(3,)]
+        assert open_session(client, runner_token, user="bob").status_code == 201
+        # The next day (today's counter moved back a day) the user opens again.
+        rows("UPDATE user_day_usage SET day = '2000-01-01'")
+        assert open_session(client, runner_token, user="QUSER").status_code == 201
+
+
+class TestOutputBytesPerUserPerDay:
+    @pytest.fixture
+    def app_config(self):
+        return {"AUTH_DISABLED": False, "MAX_OUTPUT_BYTES_PER_USER_PER_DAY": 100,
+                "MAX_SESSION_OUTPUT_BYTES": 0}
+
+    def test_a_runner_writing_full_speed_is_stopped_and_keeps_what_was_accepted(
+            self, client, runner_token, rows):
+        """Several sessions of one user (spelt two ways) share the day's bytes: the batch
+        that would pass them is refused whole with 429, and every byte before it stays."""
+        first = open_session(client, runner_token, user="QUSER").get_json()["session"]["session_id"]
+        second = open_session(client, runner_token, user="quser ").get_json()["session"]["session_id"]
+        statuses, seq = [], 0
+        for sid in (first, second, first, second, first):
+            response = client.post(f"{SESSIONS}/{sid}/output", json={"chunks": [
+                {"seq": seq, "data": "x" * 30}]}, headers=bearer(runner_token))
+            statuses.append(response.status_code)
+            seq += 1
+        assert statuses == [200, 200, 200, 429, 429]
+        refused = response.get_json()["error"]
+        assert refused["details"]["quota"] == "output_bytes_per_user_per_day"
+        assert refused["details"]["output_bytes"] == 90 and refused["details"]["batch_bytes"] == 30
+        assert "TURNLOG_MAX_OUTPUT_BYTES_PER_USER_PER_DAY" in refused["message"]
+        assert 1 <= int(response.headers["Retry-After"]) <= 86400
+        assert rows("SELECT SUM(output_bytes) FROM agent_sessions") == [(90,)]
+        assert rows("SELECT COUNT(*) FROM remote_runtime_outputs") == [(3,)]
+        assert rows("SELECT user_key, output_bytes FROM user_day_usage") == [("quser", 90)]
+        # What still fits goes in.
+        fits = client.post(f"{SESSIONS}/{second}/output", json={"chunks": [{"seq": 9, "data": "y" * 10}]},
+                           headers=bearer(runner_token))
+        assert fits.status_code == 200
+        assert rows("SELECT output_bytes FROM user_day_usage") == [(100,)]

@@ -203,3 +203,18 @@ def test_transcript_usage_sums_the_turns_results_and_usage_reports_do_not_move_i
     assert session["total_tokens"] == 10
     assert session["messages"][0]["metadata"]["usage"] == one
     assert len(session["messages"]) == session["message_count"] == 2
+
+
+def test_each_message_text_is_in_the_payload_once_and_stored_twice(client, rows):
+    """The row keeps its blocks in `content_blocks` and `metadata.content_blocks`; the API
+    drops the metadata copy: the text is in `content` and `content_blocks` only."""
+    sid = create_session(client, "agent")
+    marker = "unique-marker-" + "z" * 40
+    post_lines(client, sid, [cl.assistant(cl.text(marker)), cl.result()])
+    for url in (f"/api/remote/sessions/{sid}", f"/api/remote/sessions/{sid}/messages"):
+        body = client.get(url).get_data(as_text=True)
+        assert body.count(marker) == 2, url  # content, content_blocks[0].text
+    [message] = get_session(client, sid)["messages"]
+    assert "content_blocks" not in message["metadata"] and message["metadata"]["trigger"] == "result"
+    [(stored,)] = rows("SELECT metadata FROM session_messages WHERE session_id = ?", sid)
+    assert marker in stored  # storage unchanged

@@ -200,3 +200,15 @@ def test_rows_stored_without_their_event_json_stream_the_same_bytes(
     after = client.get(f"/api/remote/sessions/{awkward_session}/stream").get_data(as_text=True)
     assert after == before
     assert after == "retry: 3000\n\n" + documented_events(rows, awkward_session) + END
+
+
+@pytest.mark.parametrize("page_bytes, write_bytes", [(1, 1), (200, 100), (400, 10_000)])
+def test_replay_is_byte_for_byte_the_same_across_byte_bounded_pages_and_writes(
+        app, client, rows, monkeypatch, awkward_session, page_bytes, write_bytes):
+    """Pages cut by STREAM_PAGE_BYTES and writes cut by WRITE_BYTES (issue 29) send
+    the same events as any other cut."""
+    app.config["STREAM_PAGE_BYTES"] = page_bytes
+    monkeypatch.setattr(routes, "WRITE_BYTES", write_bytes)
+    response = client.get(f"/api/remote/sessions/{awkward_session}/stream")
+    body = response.get_data(as_text=True)
+    assert body == "retry: 3000\n\n" + documented_events(rows, awkward_session) + END

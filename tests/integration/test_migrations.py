@@ -210,7 +210,7 @@ def test_0010_keeps_existing_buffer_rows_and_replay_builds_their_json(fresh_app,
         kept = conn.execute(text("SELECT event_json FROM remote_runtime_outputs")).all()
     assert kept == [(None,), (None,)]
     with app_db.detached_units_of_work()() as uow:
-        replayed = uow.outputs.list_after("s1", -1, 10)
+        replayed, _ = uow.outputs.list_after("s1", -1, 10)
     assert [(index, json.loads(data)) for index, data in replayed] == [
         (index, {"event_index": index, "stream": "stdout", "payload": payload, "created_at": "t0"})
         for index, payload in enumerate(['{"a": "\\"q\\""}', "caf\u00e9\ttab"])]

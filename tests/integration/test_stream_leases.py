@@ -75,3 +75,29 @@ def test_marks_of_several_sessions_come_from_one_read(new_session, feed, complet
     complete(done)
     marks = marks_reader(new_uow)([running, done, "missing", "nul\x00id"])
     assert marks == {running: Mark(2, False), done: Mark(0, True)}
+
+
+def test_a_user_s_streams_are_counted_across_tokens_and_spellings(new_uow, rows):
+    ids = []
+    for name in ("alice", "ALICE ", "bob"):
+        tokens.issue("user", name, new_uow(write=True))
+        ids.append(rows("SELECT MAX(id) FROM agent_tokens")[0][0])
+
+    def open_for(token_id, user_id, at=T0):
+        return stream_leases.acquire(token_id, "s1", new_uow, limit=5, ttl_seconds=30,
+                                     retry_after=15, clock=lambda: at, user_id=user_id,
+                                     user_limit=2)
+
+    open_for(ids[0], "alice")
+    lease = open_for(ids[1], "ALICE ")
+    with pytest.raises(TooManyStreams) as refused:
+        open_for(ids[0], "alice")
+    assert refused.value.details["scope"] == "user" and refused.value.details["open_streams"] == 2
+    open_for(ids[2], "bob")  # another user
+    assert rows("SELECT user_key, COUNT(*) FROM stream_leases GROUP BY user_key ORDER BY user_key") == [
+        ("alice", 2), ("bob", 1)]
+    stream_leases.renew(lease, new_uow, ttl_seconds=30, clock=lambda: T0)
+    stream_leases.release(lease, new_uow)
+    open_for(ids[0], "alice")  # a released slot is free again
+    # expired leases of the user are not counted
+    open_for(ids[1], "alice", at=T0 + timedelta(minutes=5))

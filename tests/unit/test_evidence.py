@@ -172,3 +172,17 @@ def test_backfill_closes_a_completed_session_s_last_turn_as_its_completion_did()
     evidence_service.backfill(uow, clock=lambda: NOW)
     assert [(row.turn_id, row.exit_code) for row in uow.evidence.rows] == live
     assert live and live[0][1] == 2
+
+
+def test_a_long_command_is_cut_like_the_output():
+    heredoc = "cat > big.txt <<'EOF'\n" + "é" * 50_000 + "\nEOF"
+    [item] = evidence_items(turn([bash("t1", heredoc)]))
+    size = len(heredoc.encode())
+    assert len(item["command"].encode()) < 2 * EXCERPT_BYTES + 64
+    assert item["command"].startswith("cat > big.txt <<'EOF'\n") and item["command"].endswith("\nEOF")
+    head, tail = item["command"].split(" …[")[0], item["command"].split("]… ")[1]
+    cut = int(item["command"].split(" …[")[1].split(" bytes cut")[0])
+    assert len(head.encode()) + cut + len(tail.encode()) == size
+    short = "echo " + "x" * (2 * EXCERPT_BYTES - 5)  # exactly 2 excerpts: kept whole
+    [kept] = evidence_items(turn([bash("t2", short)]))
+    assert kept["command"] == short

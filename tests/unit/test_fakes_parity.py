@@ -64,7 +64,7 @@ def test_each_fake_method_has_the_real_signature(fake, real):
 
 def test_the_comparison_covers_every_repository_method_the_use_cases_call():
     compared = {(fake.__name__, name) for fake, _ in PAIRS for name in public_methods(fake)}
-    assert len(PAIRS) == 11  # the unit of work and its ten faked repositories
+    assert len(PAIRS) == 12  # the unit of work and its eleven faked repositories
     assert {("FakeSessions", "get_for_update"), ("FakeOutputs", "add_many"),
             ("FakeTurnStates", "replace_parts"), ("FakeEvidence", "add_many"),
             ("FakeUnitOfWork", "commit")} <= compared

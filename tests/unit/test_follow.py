@@ -288,7 +288,7 @@ def test_a_caught_up_follower_takes_the_hubs_page_and_every_such_follower_the_sa
     assert first.events == [(2, '{"n":2}'), (3, '{"n":3}')] and reads == []
     records = list(follower())
     assert [type(r).__name__ for r in records] == ["Page", "End"]  # the end read here
-    assert reads == [("s1", 3, 5000)]
+    assert reads == [("s1", 3, 5000, 4 * 1024 * 1024)]
 
 
 def test_a_follower_off_the_hubs_pages_reads_for_itself(uow):

@@ -110,18 +110,21 @@ def _events(page, cursor):
 
 def event_rows(rows):
     """The live events page of a live hub page's rows: those with any."""
-    return streaming.Page([(index, live) for index, _, live in rows if live is not None])
+    return streaming.Page([(index, live) for index, _, live in rows if live is not None],
+                          shared=True)
 
 
-def read_event_page(uow, session_id, cursor, limit):
-    """Up to `limit` (index, stored events) after `cursor`: the lines', then the
-    completion's. The completion is read first: when it is there, every line was
-    committed before it, so the lines read next are all of them (READ COMMITTED)."""
+def read_event_page(uow, session_id, cursor, limit, max_bytes=0):
+    """Up to `limit` (index, stored events) after `cursor`, no more than fit in
+    `max_bytes`: the lines', then the completion's; and whether more may follow at once.
+    The completion is read first: when it is there, every line was committed before
+    it, so the lines read next are all of them (READ COMMITTED)."""
     final = uow.final_events.get(session_id)
-    rows = uow.outputs.list_live_after(session_id, cursor, limit)
-    if len(rows) < limit and final is not None and final[0] > cursor:
+    rows, cut = uow.outputs.list_live_after(session_id, cursor, limit, max_bytes)
+    more = cut or len(rows) >= limit
+    if not more and final is not None and final[0] > cursor:
         rows.append(final)
-    return rows
+    return rows, more
 
 
 def last_event_id(session_id, new_uow):

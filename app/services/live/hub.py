@@ -62,11 +62,12 @@ class LivePage:
         return LivePage(cursor + 1, self.last, self.rows[cursor + 1 - self.first:])
 
 
-def rows_reader(new_uow):
-    """`read_rows` for LiveHub: {session_id: rows after `after`} in one unit of work."""
+def rows_reader(new_uow, max_bytes=0):
+    """`read_rows` for LiveHub: {session_id: rows after `after`} in one unit of work,
+    each session's no more than fit in `max_bytes` (its first row always comes)."""
     def read_rows(after_by_session, limit):
         with new_uow() as uow:
-            return {sid: uow.outputs.list_feeds_after(sid, after, limit)
+            return {sid: uow.outputs.list_feeds_after(sid, after, limit, max_bytes)
                     for sid, after in after_by_session.items()}
 
     return read_rows

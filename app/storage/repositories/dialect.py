@@ -8,6 +8,8 @@ import re
 
 from sqlalchemy.exc import DBAPIError
 
+from app.services.models import fitting
+
 # Migration DDL rewritten for PostgreSQL, as (pattern, replacement): SQLite's
 # `INTEGER PRIMARY KEY` is an alias of the 64-bit rowid, numbered by the database;
 # PostgreSQL says that with an identity column.
@@ -58,6 +60,40 @@ def on_driver(conn, sql, params, many=False):
         else:
             cursor.execute(statement, params)
         return cursor.fetchall() if cursor.description else []
+    except conn.dialect.loaded_dbapi.Error as err:
+        raise driver_error(conn, err, statement, params) from err
+    finally:
+        cursor.close()
+
+
+def on_driver_within(conn, sql, params, max_bytes, size_of, sizes_sql):
+    """The rows of `sql` (as on_driver), in order, but no more than fit in `max_bytes`
+    by `size_of(row)` (the first always comes): (rows, True when rows were left out).
+
+    Neither database hands over more than fits: SQLite steps its cursor a row at a time
+    and stops; PostgreSQL's driver takes a whole result at once, so there
+    `sizes_sql` (the same rows' sizes, same parameters) is read first, from the
+    values' stored length without reading them, and `sql` then asks for those that fit
+    (its last parameter, the LIMIT, lowered).
+    """
+    if not max_bytes:
+        return on_driver(conn, sql, params), False
+    if conn.dialect.name != "sqlite":
+        sizes = [size or 0 for (size,) in on_driver(conn, sizes_sql, params)]
+        count = fitting(sizes, max_bytes)
+        rows = on_driver(conn, sql, (*params[:-1], count)) if count else []
+        return rows, count < len(sizes)
+    statement = _driver_sql(sql, mark(conn))
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(statement, params)
+        rows, total = [], 0
+        for row in cursor:  # stepped one row at a time: nothing past the budget is read
+            total += size_of(row)
+            if rows and total > max_bytes:
+                return rows, True
+            rows.append(row)
+        return rows, False
     except conn.dialect.loaded_dbapi.Error as err:
         raise driver_error(conn, err, statement, params) from err
     finally:

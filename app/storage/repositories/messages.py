@@ -4,6 +4,7 @@ from sqlalchemy import text
 
 from app.formats import fast_json
 from app.services.models import Message
+from app.services.models import fitting
 from app.storage.repositories.dialect import on_driver
 
 COLUMNS = "id, session_id, role, content, content_blocks, metadata, source, turn_key, timestamp"
@@ -25,6 +26,23 @@ SELECT_PAGE = text(
 SELECT_BEFORE = text(
     f"SELECT {COLUMNS} FROM session_messages"
     " WHERE session_id = :session_id AND id < :before ORDER BY id DESC LIMIT :limit"
+)
+# The byte budget of a page (issue 29): first each row's size as stored (its text
+# columns, in characters), then the rows that fit, by id range: a page of big rows is
+# never read whole only to be cut. (The API leaves metadata.content_blocks out, so
+# what is sent is at most about this.)
+ROW_SIZE = "LENGTH(content) + LENGTH(content_blocks) + LENGTH(metadata)"
+SELECT_SIZES_AFTER = text(
+    f"SELECT id, {ROW_SIZE} FROM session_messages"
+    " WHERE session_id = :session_id AND id > :after ORDER BY id LIMIT :limit"
+)
+SELECT_SIZES_BEFORE = text(
+    f"SELECT id, {ROW_SIZE} FROM session_messages"
+    " WHERE session_id = :session_id AND id < :before ORDER BY id DESC LIMIT :limit"
+)
+SELECT_RANGE = text(
+    f"SELECT {COLUMNS} FROM session_messages"
+    " WHERE session_id = :session_id AND id >= :first AND id <= :last ORDER BY id"
 )
 SELECT_ALL = text(f"SELECT {COLUMNS} FROM session_messages WHERE session_id = :session_id ORDER BY id")
 SELECT_KEY = text("SELECT 1 FROM session_messages WHERE session_id = :session_id AND turn_key = :turn_key")
@@ -108,6 +126,31 @@ class MessageRepository:
         ).mappings()
         return [_to_message(row) for row in rows][::-1]
 
+    def sized_page(self, session_id, after, limit, max_bytes):
+        """list_page, and no more rows than fit in `max_bytes` (the first always comes):
+        (messages, True when rows within `limit` were left out for bytes)."""
+        sizes = self.conn.execute(SELECT_SIZES_AFTER, {"session_id": session_id, "after": after,
+                                                       "limit": limit}).all()
+        count = fitting([size or 0 for _, size in sizes], max_bytes)
+        if not count:
+            return [], False
+        return self._range(session_id, sizes[0][0], sizes[count - 1][0]), count < len(sizes)
+
+    def sized_before(self, session_id, before, limit, max_bytes):
+        """list_before, and no more of the newest rows than fit in `max_bytes` (the
+        newest always comes): (messages in write order, True when rows were left out)."""
+        sizes = self.conn.execute(SELECT_SIZES_BEFORE, {"session_id": session_id, "before": before,
+                                                        "limit": limit}).all()
+        count = fitting([size or 0 for _, size in sizes], max_bytes)
+        if not count:
+            return [], False
+        return self._range(session_id, sizes[count - 1][0], sizes[0][0]), count < len(sizes)
+
+    def _range(self, session_id, first, last):
+        rows = self.conn.execute(SELECT_RANGE, {"session_id": session_id, "first": first,
+                                                "last": last}).mappings()
+        return [_to_message(row) for row in rows]
+
     def openers(self, session_ids):
         """{session_id: [its first init note, its first assistant row with text]}, each
         row present only if the session has one, its content cut to OPENER_CHARS."""
@@ -129,7 +172,13 @@ class MessageRepository:
 
 
 def _to_message(row):
+    """A stored row as a Message. The row keeps its blocks twice (`content_blocks` and
+    `metadata.content_blocks`, docs/transcript-contract.md); a Message carries them once,
+    in `content_blocks`: every reader (API, viewer, exports) gets each text once."""
     data = dict(row)
     data["content_blocks"] = fast_json.loads(data["content_blocks"] or "[]")
-    data["metadata"] = fast_json.loads(data["metadata"] or "{}")
+    metadata = fast_json.loads(data["metadata"] or "{}")
+    if isinstance(metadata, dict):
+        metadata.pop("content_blocks", None)
+    data["metadata"] = metadata
     return Message(**data)

@@ -5,6 +5,7 @@ from sqlalchemy import text
 from app.formats.output_frames import event_json
 from app.services.models import Chunk
 from app.storage.repositories.dialect import on_driver
+from app.storage.repositories.dialect import on_driver_within
 
 # The BETWEEN bound lets a planner walk (session_id, producer_seq) over just the
 # batch's seq range; with the IN list alone PostgreSQL scanned the whole session.
@@ -20,6 +21,23 @@ REPLAY_COLUMNS = "event_index, event_json"
 SELECT_AFTER = (
     f"SELECT {REPLAY_COLUMNS} FROM remote_runtime_outputs"
     " WHERE session_id = {m} AND event_index > {m} ORDER BY event_index LIMIT {m}"
+)
+# The byte budget of a page (issue 29): the sizes of the same rows, read first on
+# PostgreSQL (dialect.on_driver_within; OCTET_LENGTH reads no value). A row stored
+# without its event JSON counts its payload.
+SIZES_AFTER = (
+    "SELECT COALESCE(OCTET_LENGTH(event_json), OCTET_LENGTH(payload)) FROM remote_runtime_outputs"
+    " WHERE session_id = {m} AND event_index > {m} ORDER BY event_index LIMIT {m}"
+)
+FEED_SIZES_AFTER = (
+    "SELECT COALESCE(OCTET_LENGTH(event_json), OCTET_LENGTH(payload))"
+    " + COALESCE(OCTET_LENGTH(live_events), 0) FROM remote_runtime_outputs"
+    " WHERE session_id = {m} AND event_index > {m} ORDER BY event_index LIMIT {m}"
+)
+LIVE_SIZES_AFTER = (
+    "SELECT OCTET_LENGTH(live_events) FROM remote_runtime_outputs"
+    " WHERE session_id = {m} AND event_index > {m} AND live_events IS NOT NULL"
+    " ORDER BY event_index LIMIT {m}"
 )
 # Rows stored without their event JSON (before migration 0010, or by an instance
 # not yet upgraded), within one page's range: replay builds their JSON itself.
@@ -97,33 +115,39 @@ class OutputRepository:
         rows = self.conn.execute(SELECT_KNOWN_SEQS, params)
         return {seq: Chunk(payload, stream, seq) for seq, stream, payload in rows}
 
-    def list_after(self, session_id, after, limit):
+    def list_after(self, session_id, after, limit, max_bytes=0):
         """Up to `limit` buffered events with event_index > `after`, in order, as
-        (event_index, event JSON) pairs."""
+        (event_index, event JSON) pairs; with `max_bytes`, no more than fit in that
+        many (the first always comes): (pairs, True when some were left out)."""
         # The replay hot path: plain tuples from the driver's cursor, on this
         # unit of work's connection and transaction, passed on as they come.
-        rows = self._fetch(SELECT_AFTER, (session_id, after, limit))
+        rows, cut = on_driver_within(self.conn, SELECT_AFTER, (session_id, after, limit), max_bytes,
+                                     _replay_size, SIZES_AFTER)
         # One indexed probe per page rather than a look at every row.
         unframed = rows and self._fetch(SELECT_UNFRAMED, (session_id, rows[0][0], rows[-1][0]))
         if unframed:
             built = {row[0]: event_json(*row) for row in unframed}
             rows = [(index, built.get(index, data)) for index, data in rows]
-        return rows
+        return rows, cut
 
-    def list_feeds_after(self, session_id, after, limit):
+    def list_feeds_after(self, session_id, after, limit, max_bytes=0):
         """Up to `limit` rows with event_index > `after`, in order, as (event_index,
-        event JSON, stored live events or None): what both live feeds send."""
-        rows = self._fetch(SELECT_FEEDS_AFTER, (session_id, after, limit))
+        event JSON, stored live events or None): what both live feeds send. With
+        `max_bytes`, no more than fit in that many (the first always comes)."""
+        rows, _ = on_driver_within(self.conn, SELECT_FEEDS_AFTER, (session_id, after, limit),
+                                   max_bytes, _feed_size, FEED_SIZES_AFTER)
         unframed = rows and self._fetch(SELECT_UNFRAMED, (session_id, rows[0][0], rows[-1][0]))
         if unframed:
             built = {row[0]: event_json(*row) for row in unframed}
             rows = [(index, built.get(index, data), live) for index, data, live in rows]
         return rows
 
-    def list_live_after(self, session_id, after, limit):
+    def list_live_after(self, session_id, after, limit, max_bytes=0):
         """Up to `limit` (event_index, stored live events) pairs of the rows after
-        `after` that have live events, in order."""
-        return self._fetch(SELECT_LIVE_AFTER, (session_id, after, limit))
+        `after` that have live events, in order; with `max_bytes`, no more than fit in
+        that many (the first always comes): (pairs, True when some were left out)."""
+        return on_driver_within(self.conn, SELECT_LIVE_AFTER, (session_id, after, limit),
+                                max_bytes, _live_size, LIVE_SIZES_AFTER)
 
     def last_live(self, session_id):
         """(event_index, stored live events) of the last row that has any, or None."""
@@ -173,3 +197,15 @@ class OutputRepository:
             (session_id, out.event_index, out.stream, out.payload, out.producer_seq,
              out.created_at, expires_at, out.event_json, live)
             for out, live in zip(outputs, live_events)], many=True)
+
+
+def _replay_size(row):
+    return len(row[1]) if row[1] is not None else 0
+
+
+def _feed_size(row):
+    return (len(row[1]) if row[1] is not None else 0) + (len(row[2]) if row[2] is not None else 0)
+
+
+def _live_size(row):
+    return len(row[1])

@@ -7,6 +7,7 @@ from sqlalchemy import text
 from app.formats import fast_json
 from app.services.models import AgentSession
 from app.services.models import LockedSession
+from app.services.quotas import user_key
 from app.storage.repositories.dialect import choose
 from app.storage.repositories.dialect import locking
 from app.storage.repositories.dialect import on_driver
@@ -19,19 +20,20 @@ COLUMNS = (
     "transcript_cache_creation_tokens, transcript_cost_usd"
 )
 INSERT = text(
-    "INSERT INTO agent_sessions (session_id, user_id, session_type, context, status,"
+    "INSERT INTO agent_sessions (session_id, user_id, owner_key, session_type, context, status,"
     " provider, machine, opened_by_token, created_at, updated_at) VALUES (:session_id,"
-    " :user_id, :session_type, :context, 'running', :provider, :machine, :opened_by_token,"
-    " :now, :now)"
+    " :user_id, :owner_key, :session_type, :context, 'running', :provider, :machine,"
+    " :opened_by_token, :now, :now)"
 )
 # The quotas: sessions a token opened since a moment (and the oldest of them, which
-# says when the window frees a place), and a user's sessions still running.
+# says when the window frees a place), and a user's sessions still running, the user
+# compared by owner_key (quotas.user_key(), migration 0022).
 COUNT_OPENED_SINCE = text(
     "SELECT COUNT(*), MIN(created_at) FROM agent_sessions"
     " WHERE opened_by_token = :token_id AND created_at > :since"
 )
 COUNT_RUNNING_OF_USER = text(
-    "SELECT COUNT(*) FROM agent_sessions WHERE user_id = :user_id AND status = 'running'"
+    "SELECT COUNT(*) FROM agent_sessions WHERE owner_key = :owner_key AND status = 'running'"
 )
 NUL = "\x00"
 SELECT_ONE_SQL = f"SELECT {COLUMNS} FROM agent_sessions WHERE session_id = :session_id"
@@ -112,12 +114,14 @@ class SessionRepository:
 
     def add(self, session_id, user_id, session_type, context, provider, now, machine=None,
             opened_by_token=None):
-        """Insert a new running session; `context` is stored as JSON text."""
+        """Insert a new running session; `context` is stored as JSON text, and the owner
+        also as its quotas count it (owner_key)."""
         self.conn.execute(
             INSERT,
             {
                 "session_id": session_id,
                 "user_id": user_id,
+                "owner_key": user_key(user_id),
                 "session_type": session_type,
                 "context": json.dumps(context),
                 "provider": provider,
@@ -134,8 +138,10 @@ class SessionRepository:
         return count, oldest
 
     def running_of_user(self, user_id):
-        """How many of `user_id`'s sessions are still running."""
-        return self.conn.execute(COUNT_RUNNING_OF_USER, {"user_id": user_id}).scalar_one()
+        """How many of `user_id`'s sessions are still running, however its owner was
+        spelt (quotas.user_key())."""
+        return self.conn.execute(COUNT_RUNNING_OF_USER,
+                                 {"owner_key": user_key(user_id)}).scalar_one()
 
     def marks(self, session_ids):
         """{session_id: (next_event_index, status)} for those of `session_ids` that exist."""
