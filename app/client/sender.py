@@ -113,6 +113,14 @@ class Sender:
                     " it is unknown, revoked or expired: check --token / TURNLOG_TOKEN")
         if err.status == 403:
             return f"{what}: the {self.token_name} may not do this ({err.code}): {err.message}"
+        if err.status == 404 and err.code == "session_not_found":
+            return (f"{what}: the server knows no session of that id that the {self.token_name} may"
+                    " write (unknown, or assigned to another machine: the server's log names the"
+                    " fix, `assign-machine`)")
+        if err.code == "seq_conflict":
+            return (f"{what}: line seq {details.get('seq')} was stored before with other content;"
+                    " is another run writing this session (or its spool copied)? nothing of the"
+                    " batch was stored")
         if err.code == "line_too_long":
             return (f"{what}: line seq {details.get('seq')} is longer than the server's"
                     f" MAX_LINE_LENGTH ({err.message}); it was not stored")

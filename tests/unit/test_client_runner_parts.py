@@ -109,7 +109,9 @@ def test_connection_errors_5xx_and_429_are_retried_and_retry_after_is_honoured()
 
 @pytest.mark.parametrize("error, words", [
     (ApiError(401, "invalid_token", "unknown or revoked token"), "refused the runner token"),
-    (ApiError(403, "session_not_assigned", "use assign-machine"), "assign-machine"),
+    (ApiError(403, "wrong_token_kind", "a user token may not write"), "may not do this"),
+    (ApiError(404, "session_not_found", "no such session"), "assign-machine"),
+    (ApiError(409, "seq_conflict", "seq 4 was stored with other content", {"seq": 4}), "line seq 4"),
     (ApiError(422, "validation_error", "invalid", {"fields": {"user_id": ["Longer than 200."]}}),
      "user_id"),
     (ApiError(413, "line_too_long", "chunk 0 is too long", {"index": 0, "seq": 7}), "line seq 7"),
