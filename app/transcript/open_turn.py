@@ -52,10 +52,10 @@ class Fed(NamedTuple):
     draft per turn or note it completed (None where the policy keeps nothing), its live
     events (None: it adds nothing live) and the evidence items of the turns it closed."""
 
-    turns: tuple
-    drafts: tuple
+    turns: list | tuple
+    drafts: list | tuple
     live: list | None
-    evidence: tuple
+    evidence: list | tuple
 
 
 NOTHING = Fed((), (), None, ())
