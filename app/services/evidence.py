@@ -1,7 +1,5 @@
 """The evidence record: read a session's shell commands page by page, and backfill it
 from the retained output buffer when the evidence table is first created."""
-from dataclasses import replace
-
 from app.providers import get_parser
 from app.services.access import OPEN
 from app.services.clock import to_iso
@@ -11,10 +9,7 @@ from app.services.models import Page
 from app.services.models import fitting
 from app.services.sessions import MAX_MESSAGE_ID
 from app.services.sessions import readable_session
-from app.transcript.accumulator import Accumulator
-from app.transcript.evidence import EvidenceLines
-from app.transcript.transcript_turn import TranscriptTurn
-from app.transcript.turns import Turn
+from app.transcript.open_turn import OpenTurn
 
 BACKFILL_PAGE = 1000  # buffer rows read at a time, so a long session is never held whole
 
@@ -55,11 +50,12 @@ def backfill(uow, *, clock=utc_now):
     neither begins nor commits.
 
     Each session's stdout lines are read again with its provider's parser into a fresh
-    accumulator: a turn comes out under the same key it was stored with as long as the
-    buffer holds all its lines, and a turn whose first lines were pruned comes out under
-    another key, which names no stored turn and is skipped. A completed session's last
-    turn is closed as its completion closed it; a running session's open turn gets its
-    evidence from ingest, when it closes.
+    open turn that reads shell commands only (OpenTurn.for_evidence): a turn comes out
+    under the same key it was stored with as long as the buffer holds all its lines, and
+    a turn whose first lines were pruned comes out under another key, which names no
+    stored turn and is skipped. A completed session's last turn is closed as its
+    completion closed it; a running session's open turn gets its evidence from ingest,
+    when it closes.
     """
     stamp, added = to_iso(clock()), 0
     for session_id, provider, status in uow.outputs.buffered_sessions():
@@ -67,35 +63,23 @@ def backfill(uow, *, clock=utc_now):
         # Two readings: lines without an id of their own were named by their buffer index
         # before migration 0019's release and by their content since (replay.py), so a
         # turn's stored key is the one of either; _store_known keeps what matches.
-        readings = [(Accumulator(), EvidenceLines(), by_content) for by_content in (True, False)]
+        readings = [(OpenTurn.for_evidence(), by_content) for by_content in (True, False)]
         after = -1
         while rows := uow.outputs.list_lines_after(session_id, after, BACKFILL_PAGE):
             items = []
             for event_index, stream, payload in rows:
                 if stream != "stdout":
                     continue
-                # Only the blocks evidence reads: a turn's key is a digest of its line
-                # ids, not of its blocks, and a whole `claude -p` run is one turn.
                 event = parse_line(payload)
-                for accumulator, evidence, by_content in readings:
-                    line = payload if by_content else None
-                    if accumulator.is_repeat(event, line):
-                        continue  # a re-sent line, which ingest skipped too
-                    shell = replace(event, blocks=evidence.shell_blocks(event))
-                    outcomes = accumulator.feed(shell, event_index, stamp, line)
-                    evidence.observe(shell, event_index)  # in the order ingest keeps
-                    for outcome in outcomes:
-                        if isinstance(outcome, Turn):
-                            items.extend(evidence.take(TranscriptTurn.from_turn(outcome)))
+                for turn, by_content in readings:
+                    fed = turn.feed(event, event_index, stamp, payload if by_content else None)
+                    items.extend(fed.evidence)
             added += _store_known(uow, session_id, items, stamp)  # a page's worth at a time
             after = rows[-1][0]
         if status == "running":
             continue  # its open turn gets its evidence from ingest, when it closes
-        for accumulator, evidence, _ in readings:
-            closed = accumulator.close()  # as completion did
-            if closed:
-                added += _store_known(uow, session_id,
-                                      evidence.take(TranscriptTurn.from_turn(closed)), stamp)
+        for turn, _ in readings:
+            added += _store_known(uow, session_id, turn.close().evidence, stamp)  # as completion did
     return added
 
 

@@ -6,7 +6,6 @@ and together: a crash leaves either all of a request's effects or none.
 """
 import logging
 import shlex
-from dataclasses import replace
 
 from app.formats import event_lines
 from app.providers import get_parser
@@ -23,12 +22,9 @@ from app.services.errors import SessionOutputLimit
 from app.services.models import IngestReceipt
 from app.services.models import StoredOutput
 from app.services.models import TranscriptDelta
-from app.transcript.accumulator import Accumulator
-from app.transcript.accumulator import runner_note
-from app.transcript.evidence import EvidenceLines
 from app.transcript.flush_policy import policy_for
-from app.transcript.live_events import LiveEvents
-from app.transcript.transcript_turn import TranscriptTurn
+from app.transcript.open_turn import NOTHING
+from app.transcript.open_turn import OpenTurn
 from app.transcript.turns import Turn
 from app.transcript.usage import transcript_delta
 
@@ -110,21 +106,14 @@ def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now,
         now = clock()
         stamp = to_iso(now)
         uow.tokens.expire_session_tokens(session_id, iso_after(now, token_grace_seconds))
-        accumulator, live = Accumulator.restore(snapshot), LiveEvents.restore(snapshot)
-        evidence = EvidenceLines.restore(snapshot)
-        turn = accumulator.close(completed_at=stamp)
-        turn = _settle_replay(uow, session_id, accumulator, turn) if turn else None
-        policy = policy_for(session.session_type, session.context)
-        turns = [_transcript_turn(uow, session_id, turn)] if turn else []
-        drafts = [policy.draft(turn) for turn in turns]
-        delta, row_ids = _write(uow, session_id, turns, drafts, stamp)
-        _record_evidence(uow, session_id, [i for t in turns for i in evidence.take(t)], stamp)
         status = "completed" if exit_code in (0, None) else "failed"
-        events = live.for_completion(turns[0] if turns else None, status, exit_code)
+        turn = _open_turn(uow, session, snapshot)
+        closed = turn.close(stamp, status, exit_code)
+        delta, row_ids = _write(uow, session_id, closed.turns, closed.drafts, stamp)
+        _record_evidence(uow, session_id, closed.evidence, stamp)
         uow.final_events.add(session_id, session.next_event_index,
-                             event_lines.encode(events, row_ids), stamp)
-        uow.turn_states.save(session_id, {**accumulator.snapshot(), **live.snapshot(),
-                                          **evidence.snapshot()}, stamp)
+                             event_lines.encode(closed.live, row_ids), stamp)
+        uow.turn_states.save(session_id, turn.snapshot(), stamp)
         uow.sessions.mark_completed(session_id, status, exit_code, stamp)
         uow.sessions.add_messages(session_id, delta.messages, stamp, new_turns=delta.turns,
                                   new_visible=delta.visible, new_usage=delta.usage)
@@ -256,69 +245,48 @@ def _drop_duplicates(chunks, stored):
 
 def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
     """Feed new lines, read by the parser of the session's provider, to its open
-    turn (`snapshot`, its saved header); write the rows it completes and return
-    the header to save. Every line of one request was received at `stamp`."""
+    turn (`snapshot`, as stored); write the rows it completes and return the open
+    turn to store. Every line of one request was received at `stamp`."""
     sid = session.session_id
-    policy = policy_for(session.session_type, session.context)
-    accumulator, live = Accumulator.restore(snapshot), LiveEvents.restore(snapshot)
-    evidence = EvidenceLines.restore(snapshot)
+    turn = _open_turn(uow, session, snapshot)
     turns, drafts, line_events, items = [], [], [], []
     for out in stored:
-        event, closed = None, None
         if out.stream == "stdout":
-            event = parse_line(out.payload)
-            outcomes = accumulator.feed_unless_repeat(event, out.event_index, stamp, out.payload)
-            if outcomes is None:
-                event, outcomes = None, []  # a re-sent line: no turn content, no live events
-            else:
-                evidence.observe(event, out.event_index)
+            fed = turn.feed(parse_line(out.payload), out.event_index, stamp, out.payload)
         elif out.stream == "system":
-            outcomes = [runner_note(out.event_index, out.payload)]
+            fed = turn.note(out.event_index, out.payload)
         else:
-            outcomes = []
-        for outcome in outcomes:
-            outcome = _settle_replay(uow, sid, accumulator, outcome)
-            if isinstance(outcome, Turn):
-                outcome = closed = _transcript_turn(uow, sid, outcome)
-                turns.append(outcome)
-                items.extend(evidence.take(outcome))
-            drafts.append(policy.draft(outcome))
-        line_events.append(live.for_line(event, out.event_index, stamp, accumulator.buffer,
-                                         closed, accumulator.usage_changed) if event else None)
-    dropped = accumulator.take_dropped_parts()
+            fed = NOTHING
+        if fed.drafts:  # it completed something (a turn or a note drafts one, None or not)
+            turns.extend(fed.turns)
+            drafts.extend(fed.drafts)
+            items.extend(fed.evidence)
+        line_events.append(fed.live)
+    dropped, unsaved = turn.take_unsaved_parts()
     if dropped is not None:
         uow.turn_states.drop_parts_from(sid, dropped)
-    unsaved = accumulator.take_unsaved_parts()
     uow.turn_states.append_parts(sid, unsaved.start, unsaved.parts)
     uow.turn_states.replace_parts(sid, unsaved.restated)
     delta, row_ids = _write(uow, sid, turns, drafts, stamp)
     _record_evidence(uow, sid, items, stamp)
     return (delta, [event_lines.encode(events, row_ids) for events in line_events],
-            {**accumulator.snapshot(), **live.snapshot(), **evidence.snapshot()})
+            turn.snapshot())
 
 
-def _settle_replay(uow, session_id, accumulator, outcome):
-    """A turn or note its lines may have brought before (re-sent under new seqs): it
-    takes its earlier key when that key is stored, so it writes and counts nothing
-    again. A turn's verdict tells the accumulator whether the re-sending goes on."""
-    key = outcome.replay_key
-    if key is None or key == outcome.key:
-        return outcome
-    if isinstance(outcome, Turn):
-        replayed = key in uow.turns.known(session_id, [key])
-        accumulator.settle_replay(replayed)
-    else:
-        replayed = uow.messages.has_turn_key(session_id, key)
-    return replace(outcome, key=key) if replayed else outcome
+def _open_turn(uow, session, snapshot):
+    """The session's open turn from its stored `snapshot`, with the look-ups it needs."""
+    sid = session.session_id
 
+    def is_stored(outcome):
+        """Whether the key a re-sent turn or note had the first time is stored."""
+        key = outcome.replay_key
+        if isinstance(outcome, Turn):
+            return key in uow.turns.known(sid, [key])
+        return uow.messages.has_turn_key(sid, key)
 
-def _transcript_turn(uow, session_id, turn):
-    """A closed turn, whole (the parts saved while it was open put back, and
-    released) and normalized."""
-    if turn.saved_parts:
-        saved = uow.turn_states.take_parts(session_id)
-        turn = turn.with_saved_parts(saved)
-    return TranscriptTurn.from_turn(turn)
+    return OpenTurn.restore(snapshot, policy_for(session.session_type, session.context),
+                            is_stored=is_stored,
+                            saved_parts=lambda: uow.turn_states.take_parts(sid))
 
 
 def _write(uow, session_id, turns, drafts, stamp):

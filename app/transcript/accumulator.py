@@ -75,15 +75,30 @@ class Accumulator:
         """An accumulator from a `snapshot()` (None: a session with no state yet)."""
         if not snapshot:
             return cls()
-        return cls(TurnBuffer.from_header(snapshot["turn"]), _recent_keys(snapshot["recent_ids"]),
-                   snapshot.get("replay"), snapshot.get("runs", 0))
+        return cls.from_stored(snapshot["turn"], snapshot)
+
+    @classmethod
+    def from_stored(cls, turn, stream):
+        """An accumulator from its open turn (`TurnBuffer.header()`) and its state across
+        turns (`stream_state()`), each read by name; a missing field takes its default."""
+        return cls(TurnBuffer.from_header(turn), _recent_keys(stream.get("recent_ids", "")),
+                   stream.get("replay"), stream.get("runs", 0))
 
     def snapshot(self):
         """The state to store, without the parts (take and save those first)."""
+        return {"turn": self.turn_header(), **self.stream_state()}
+
+    def turn_header(self):
+        """The open turn to store, without its parts (take and save those first)."""
         if self.buffer.parts or self.buffer.restated:
             raise RuntimeError("take_unsaved_parts() before snapshot()")
-        return {"turn": self.buffer.header(), "recent_ids": self._recent.stored(),
-                "replay": self.replay.snapshot(), "runs": self._runs}
+        return self.buffer.header()
+
+    def stream_state(self):
+        """What the accumulator keeps across turns: the replay window, the replay chain,
+        and how many provider turns began (the scope of item ids)."""
+        return {"recent_ids": self._recent.stored(), "replay": self.replay.snapshot(),
+                "runs": self._runs}
 
     def take_unsaved_parts(self):
         """The `UnsavedParts` the caller must save for the open turn."""

@@ -27,19 +27,14 @@ CLAUDE_EXIT_CODE = re.compile(r"Exit code (-?\d+)\b")
 
 class EvidenceLines:
     """For the open turn: shell tool id -> [first event index, last event index,
-    exit code or None], stored under the snapshot's "evidence" key."""
+    exit code or None], stored as a stored open turn's "evidence" (open_turn.py)."""
 
     def __init__(self, state=None):
         self.state = dict(state or {})
 
-    @classmethod
-    def restore(cls, snapshot):
-        """From the stored turn snapshot (no "evidence" key before the evidence table)."""
-        return cls((snapshot or {}).get("evidence"))
-
-    def snapshot(self):
-        """What to store beside the accumulator's snapshot: nothing between commands."""
-        return {"evidence": self.state} if self.state else {}
+    def stored(self):
+        """The state as stored: {} between commands."""
+        return self.state
 
     def observe(self, event, event_index):
         """Note the line of a shell tool call, of its result, or of its new state."""

@@ -3,7 +3,7 @@
 Ingest calls `LiveEvents.for_line` with every line's `StreamEvent` (the one the
 accumulator was fed: no second parser) and the turn it fed, and stores the
 result with the line; `/events` replays what was stored. The open live turn is a
-small JSON state kept beside the accumulator's snapshot, so a restart or another
+small JSON state stored with the open turn (open_turn.py), so a restart or another
 worker continues it. Pure. Events are (name, data) pairs; `event_codec.py` stores them.
 """
 from app.transcript import event_types as ev
@@ -30,13 +30,26 @@ class LiveEvents:
         self.state = state
 
     @classmethod
-    def restore(cls, snapshot):
-        """From the stored turn snapshot (its "live" key; absent before migration 0012)."""
-        return cls((snapshot or {}).get("live"))
+    def from_stored(cls, data):
+        """From what `stored()` gave (a stored open turn's "live", open_turn.py), read
+        by name: a field it lacks takes its default, one unknown here is dropped."""
+        if not data:
+            return cls()
+        return cls({
+            "turn_id": data["turn_id"],
+            "started_at": data.get("started_at"),
+            "event_index": data.get("event_index"),
+            "blocks": data.get("blocks", 0),
+            "message_id": data.get("message_id"),
+            "streamed": data.get("streamed", []),
+            "run": data.get("run"),
+            "items": data.get("items", {}),
+            "usage": data.get("usage", {}),
+        })
 
-    def snapshot(self):
-        """What to store beside the accumulator's snapshot."""
-        return {"live": self.state}
+    def stored(self):
+        """The open live turn as stored (None between turns); `_open` writes its fields."""
+        return self.state
 
     @property
     def turn_id(self):

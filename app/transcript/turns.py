@@ -9,6 +9,11 @@ from dataclasses import replace
 # blocks in their latest state. TranscriptTurn expands it into those blocks.
 ITEM_STATE = "item_state"
 DONE_ITEMS = 64
+# What undoing a copy puts back from the turn's mark: all of its header but the
+# bookkeeping of saved parts (the saved ones stay saved) and the mark itself.
+MARKED = ("digest", "message_ids", "first_event_index", "last_event_index", "usage",
+          "final_usage", "streaming_message", "started_at", "items", "done_items",
+          "replay_digest")
 
 
 @dataclass
@@ -123,22 +128,54 @@ class TurnBuffer:
             self.drop_from = total if self.drop_from is None else min(self.drop_from, total)
         self.parts = self.parts[:max(0, total - saved)]
         self.restated = {n: part for n, part in self.restated.items() if n < total}
-        for name, value in mark["header"].items():
-            if name not in ("saved_parts", "drop_from"):
-                setattr(self, name, copy.deepcopy(value))
+        marked = TurnBuffer.from_header(copy.deepcopy(mark["header"]))
+        for name in MARKED:
+            setattr(self, name, getattr(marked, name))
         self.saved_parts = min(saved, total)
         self.replay_mark = self.replay_digest = None
         return True
 
     def header(self):
-        """Everything but the unsaved and restated parts, as plain JSON-able data."""
-        data = dict(self.__dict__)
-        del data["parts"], data["restated"]
-        return data
+        """Everything but the unsaved and restated parts, as plain JSON-able data, each
+        field under its own name (a stored open turn's "turn", open_turn.py)."""
+        return {
+            "saved_parts": self.saved_parts,
+            "digest": self.digest,
+            "message_ids": self.message_ids,
+            "first_event_index": self.first_event_index,
+            "last_event_index": self.last_event_index,
+            "usage": self.usage,
+            "final_usage": self.final_usage,
+            "streaming_message": self.streaming_message,
+            "started_at": self.started_at,
+            "items": self.items,
+            "done_items": self.done_items,
+            "replay_digest": self.replay_digest,
+            "replay_mark": self.replay_mark,
+            "drop_from": self.drop_from,
+        }
 
     @classmethod
     def from_header(cls, data):
-        return cls(**data)
+        """The turn a `header()` describes, each field read by its name: a field the
+        header lacks (it was written before the field existed) takes its default, and
+        a name this code does not know is ignored (see open_turn.py)."""
+        return cls(
+            saved_parts=data.get("saved_parts", 0),
+            digest=data.get("digest", ""),
+            message_ids=data.get("message_ids", []),
+            first_event_index=data.get("first_event_index"),
+            last_event_index=data.get("last_event_index"),
+            usage=data.get("usage", {}),
+            final_usage=data.get("final_usage", {}),
+            streaming_message=data.get("streaming_message"),
+            started_at=data.get("started_at"),
+            items=data.get("items", {}),
+            done_items=data.get("done_items", []),
+            replay_digest=data.get("replay_digest"),
+            replay_mark=data.get("replay_mark"),
+            drop_from=data.get("drop_from"),
+        )
 
 
 @dataclass(frozen=True)
