@@ -2,10 +2,10 @@
 from the retained output buffer when the evidence table is first created."""
 from dataclasses import replace
 
+from app.core.clock import to_iso
+from app.core.clock import utc_now
 from app.providers import get_parser
 from app.services.access import OPEN
-from app.services.clock import to_iso
-from app.services.clock import utc_now
 from app.services.errors import InvalidCursor
 from app.services.models import Page
 from app.services.models import fitting

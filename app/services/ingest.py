@@ -8,14 +8,14 @@ import logging
 import shlex
 from dataclasses import replace
 
+from app.core.clock import iso_after
+from app.core.clock import to_iso
+from app.core.clock import utc_now
 from app.formats import event_lines
 from app.providers import get_parser
 from app.services import quotas
 from app.services import tokens
 from app.services.access import OPEN
-from app.services.clock import iso_after
-from app.services.clock import to_iso
-from app.services.clock import utc_now
 from app.services.errors import SeqConflict
 from app.services.errors import SessionClosed
 from app.services.errors import SessionNotFound

@@ -7,15 +7,15 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
+from app.core.clock import from_iso
+from app.core.clock import iso_after
+from app.core.clock import to_iso
+from app.core.clock import utc_now
 from app.services import quotas as day_quotas
 from app.services import tokens
 from app.services.access import OPEN
 from app.services.access import RUNNER
 from app.services.access import USER
-from app.services.clock import from_iso
-from app.services.clock import iso_after
-from app.services.clock import to_iso
-from app.services.clock import utc_now
 from app.services.errors import InvalidCursor
 from app.services.errors import InvalidMachine
 from app.services.errors import NotPermitted

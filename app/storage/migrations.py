@@ -8,8 +8,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.services.clock import to_iso
-from app.services.clock import utc_now
+from app.core.clock import to_iso
+from app.core.clock import utc_now
 from app.services.errors import MigrationError
 from app.storage.repositories.schema_migrations import SchemaMigrationRepository
 from app.storage.unit_of_work import WRITE_OPTION

@@ -14,8 +14,8 @@ from sqlalchemy import text
 
 from app import create_app
 from app import db as app_db
+from app.core.clock import from_iso
 from app.extensions import db
-from app.services.clock import from_iso
 from app.storage import migrations
 
 

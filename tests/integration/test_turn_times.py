@@ -6,9 +6,9 @@ from datetime import timezone
 
 import pytest
 
+from app.core.clock import to_iso
 from app.db import writing
 from app.services import ingest
-from app.services.clock import to_iso
 from app.services.models import Chunk
 from tests import claude_lines as cl
 

@@ -5,8 +5,8 @@ from datetime import timezone
 
 import pytest
 
+from app.core.clock import to_iso
 from app.services import ingest
-from app.services.clock import to_iso
 from app.services.errors import SessionClosed
 from app.services.errors import SessionNotFound
 from app.services.errors import UnknownProvider
