@@ -4,9 +4,9 @@ from dataclasses import replace
 
 from app.core.clock import to_iso
 from app.core.clock import utc_now
+from app.core.errors import InvalidCursor
 from app.providers import get_parser
 from app.services.access import OPEN
-from app.services.errors import InvalidCursor
 from app.services.models import Page
 from app.services.models import fitting
 from app.services.sessions import MAX_MESSAGE_ID

@@ -13,7 +13,7 @@ from datetime import datetime
 from datetime import timedelta
 from datetime import timezone
 
-from app.services.errors import QuotaExceeded
+from app.core.errors import QuotaExceeded
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,9 @@
 import dataclasses
 import re
 
+from app.core.errors import InvalidCursor
+from app.core.errors import InvalidQuery
 from app.services.access import OPEN
-from app.services.errors import InvalidCursor
-from app.services.errors import InvalidQuery
 from app.services.models import Page
 
 # Words are runs of letters and digits: punctuation, quotes and operators in the

@@ -11,16 +11,16 @@ from app.core.clock import from_iso
 from app.core.clock import iso_after
 from app.core.clock import to_iso
 from app.core.clock import utc_now
+from app.core.errors import InvalidCursor
+from app.core.errors import InvalidMachine
+from app.core.errors import NotPermitted
+from app.core.errors import QuotaExceeded
+from app.core.errors import SessionNotFound
 from app.services import quotas as day_quotas
 from app.services import tokens
 from app.services.access import OPEN
 from app.services.access import RUNNER
 from app.services.access import USER
-from app.services.errors import InvalidCursor
-from app.services.errors import InvalidMachine
-from app.services.errors import NotPermitted
-from app.services.errors import QuotaExceeded
-from app.services.errors import SessionNotFound
 from app.services.models import Page
 from app.transcript.open_turn import has_open_turn
 from app.transcript.open_turn import open_turn

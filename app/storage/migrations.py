@@ -10,7 +10,7 @@ from pathlib import Path
 
 from app.core.clock import to_iso
 from app.core.clock import utc_now
-from app.services.errors import MigrationError
+from app.core.errors import MigrationError
 from app.storage.repositories.schema_migrations import SchemaMigrationRepository
 from app.storage.unit_of_work import WRITE_OPTION
 from app.storage.unit_of_work import repositories_on

@@ -3,8 +3,8 @@ a silent duplicate (a retry), with other content it is SeqConflict (409 seq_conf
 naming the seq, and nothing of that request is stored."""
 import pytest
 
+from app.core.errors import SeqConflict
 from app.db import writing
-from app.services.errors import SeqConflict
 from app.services.ingest import ingest_output
 from app.services.models import Chunk
 from tests import claude_lines as cl

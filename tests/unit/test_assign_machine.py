@@ -4,12 +4,12 @@ from datetime import timezone
 
 import pytest
 
+from app.core.errors import InvalidMachine
+from app.core.errors import SessionNotFound
 from app.services import ingest
 from app.services import sessions
 from app.services.access import RUNNER
 from app.services.access import Caller
-from app.services.errors import InvalidMachine
-from app.services.errors import SessionNotFound
 from app.services.models import Chunk
 from tests.fakes import FakeUnitOfWork
 

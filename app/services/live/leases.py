@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from app.core.clock import iso_after
 from app.core.clock import to_iso
 from app.core.clock import utc_now
-from app.services.errors import TooManyStreams
+from app.core.errors import TooManyStreams
 from app.services.quotas import day_of
 from app.services.quotas import user_key
 

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
-from app.services.errors import SearchTimeout
+from app.core.errors import SearchTimeout
 from app.services.models import SearchHit
 from app.storage.repositories.dialect import choose
 
