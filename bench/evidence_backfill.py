@@ -17,11 +17,11 @@ from sqlalchemy import text
 
 from app import create_app
 from app import db
+from app.core.records import Chunk
 from app.extensions import db as sqla
 from app.services import evidence
 from app.services import sessions
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
 from app.storage import migrations
 from app.storage.unit_of_work import repositories_on
 

@@ -28,11 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app import create_app  # noqa: E402
 from app import db  # noqa: E402
+from app.core.records import Chunk  # noqa: E402
 from app.extensions import db as sqla  # noqa: E402
 from app.providers import REGISTRY  # noqa: E402
 from app.services import sessions  # noqa: E402
 from app.services.ingest import ingest_output  # noqa: E402
-from app.services.models import Chunk  # noqa: E402
 from app.services.search import head_snippet  # noqa: E402
 from app.storage import migrations  # noqa: E402
 from app.transcript.evidence import excerpt  # noqa: E402

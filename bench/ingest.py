@@ -33,10 +33,10 @@ from sqlalchemy.pool import NullPool
 
 from app import create_app
 from app import db
+from app.core.records import Chunk
 from app.extensions import db as sqla
 from app.services import sessions
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
 from app.storage import migrations
 
 CLAUDE_SESSION = "5f1c2a9e-7d41-4b8e-9a63-0c2d8e4f1a77"

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from app import create_app
 from app import db
+from app.core.records import Chunk
 from app.extensions import db as sqla
 from app.services import sessions
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
 from app.storage import migrations
 
 WINDOW = 50  # requests averaged at each end

@@ -19,10 +19,10 @@ from sqlalchemy import text
 
 from app import create_app
 from app import db
+from app.core.records import Chunk
 from app.extensions import db as sqla
 from app.services import sessions
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
 from app.storage import migrations
 
 THREAD = "0199b0c4-2f6e-7a10-9c3e-000000000001"

@@ -28,10 +28,10 @@ import ingest  # noqa: E402
 
 from app import create_app  # noqa: E402
 from app import db  # noqa: E402
+from app.core.records import Chunk  # noqa: E402
 from app.extensions import db as sqla  # noqa: E402
 from app.services import sessions  # noqa: E402
 from app.services.ingest import ingest_output  # noqa: E402
-from app.services.models import Chunk  # noqa: E402
 from app.storage import migrations  # noqa: E402
 from tests import claude_lines as cl  # noqa: E402
 

@@ -60,11 +60,11 @@ from sqlalchemy.pool import NullPool
 
 from app import create_app
 from app import db
+from app.core.records import Chunk
 from app.extensions import db as sqla
 from app.services import sessions
 from app.services.ingest import complete_session
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
 from app.storage import migrations
 from app.storage.repositories.dialect import placeholders
 from app.storage.repositories.outputs import REPLAY_COLUMNS

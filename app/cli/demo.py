@@ -14,13 +14,13 @@ from app.cli.command import operator_command
 from app.cli.server_url import base_url
 from app.cli.server_url import configured_bind
 from app.core.errors import InvalidTokenName
+from app.core.records import Chunk
 from app.extensions import db as sqla
 from app.providers import PROVIDERS
 from app.services import ingest
 from app.services import sessions
 from app.services import tokens
 from app.services.access import USER
-from app.services.models import Chunk
 from app.storage import migrations
 from app.transcript.flush_policy import SESSION_TYPES
 

@@ -5,10 +5,10 @@ from dataclasses import replace
 from app.core.clock import to_iso
 from app.core.clock import utc_now
 from app.core.errors import InvalidCursor
+from app.core.records import Page
+from app.core.records import fitting
 from app.providers import get_parser
 from app.services.access import OPEN
-from app.services.models import Page
-from app.services.models import fitting
 from app.services.sessions import MAX_MESSAGE_ID
 from app.services.sessions import readable_session
 from app.transcript.accumulator import Accumulator

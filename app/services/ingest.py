@@ -15,14 +15,14 @@ from app.core.errors import SeqConflict
 from app.core.errors import SessionClosed
 from app.core.errors import SessionNotFound
 from app.core.errors import SessionOutputLimit
+from app.core.records import IngestReceipt
+from app.core.records import StoredOutput
+from app.core.records import TranscriptDelta
 from app.formats import event_lines
 from app.providers import get_parser
 from app.services import quotas
 from app.services import tokens
 from app.services.access import OPEN
-from app.services.models import IngestReceipt
-from app.services.models import StoredOutput
-from app.services.models import TranscriptDelta
 from app.transcript.accumulator import Accumulator
 from app.transcript.accumulator import runner_note
 from app.transcript.evidence import EvidenceLines

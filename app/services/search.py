@@ -4,8 +4,8 @@ import re
 
 from app.core.errors import InvalidCursor
 from app.core.errors import InvalidQuery
+from app.core.records import Page
 from app.services.access import OPEN
-from app.services.models import Page
 
 # Words are runs of letters and digits: punctuation, quotes and operators in the
 # query are separators, so no query can be a syntax error in the index's language.

@@ -4,9 +4,9 @@ naming the seq, and nothing of that request is stored."""
 import pytest
 
 from app.core.errors import SeqConflict
+from app.core.records import Chunk
 from app.db import writing
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
 from tests import claude_lines as cl
 from tests.api import create_session
 
