@@ -1,5 +1,5 @@
 """Database wiring: flask-sqlalchemy's engine with turnlog's connection settings,
-and the units of work views hand to services."""
+the units of work views hand to services, and the migrations with their Python steps."""
 import functools
 import sqlite3
 
@@ -7,8 +7,11 @@ from flask import current_app
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
+from app.core.clock import utc_now
 from app.extensions import db
+from app.services import evidence
 from app.storage import live_notify
+from app.storage import migrations
 from app.storage.repositories.dialect import driver_error
 from app.storage.sqlite_lock import C_BUSY_MS
 from app.storage.sqlite_lock import begin_immediate
@@ -26,6 +29,10 @@ READ_PROBE = "SELECT 1 FROM sqlite_master LIMIT 1"
 # app.extensions key: the app's factory of write units of work (`writing()`), its
 # engine and the begin and after-commit hooks configure_sqlite made bound in once.
 WRITES = "turnlog_writes"
+# Migration name -> the use case that makes its data change SQL cannot, run by
+# app/storage/migrations.py after the migration's SQL, in the same transaction: 0018's
+# backfill reads the evidence out of the retained buffer (app/services/evidence.py).
+MIGRATION_STEPS = {"create_session_evidence": evidence.backfill}
 
 
 def init_app(app):
@@ -150,3 +157,9 @@ def notification_listener():
 def migrations_dir():
     """The folder of NNNN_name.sql migrations this app applies."""
     return current_app.config["MIGRATIONS_DIR"]
+
+
+def upgrade(engine, folder, *, clock=utc_now):
+    """Apply the pending migrations in `folder` to `engine`'s database, each with its
+    Python step (MIGRATION_STEPS); return the ones applied now."""
+    return migrations.upgrade(engine, folder, steps=MIGRATION_STEPS, clock=clock)

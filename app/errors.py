@@ -10,8 +10,8 @@ from marshmallow import ValidationError
 from sqlalchemy.exc import OperationalError
 from werkzeug.exceptions import HTTPException
 
+from app.core import errors as service_errors
 from app.security_headers import html_security_headers
-from app.services import errors as service_errors
 
 # The status of every service error; a subclass not listed gets its nearest
 # ancestor's (tests/unit/test_errors_table.py holds every class to a row here).

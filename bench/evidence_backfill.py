@@ -17,12 +17,11 @@ from sqlalchemy import text
 
 from app import create_app
 from app import db
+from app.core.records import Chunk
 from app.extensions import db as sqla
 from app.services import evidence
 from app.services import sessions
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
-from app.storage import migrations
 from app.storage.unit_of_work import repositories_on
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ingest.py
@@ -41,7 +40,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{Path(tmp) / 'b.sqlite'}"})
         with app.app_context():
-            migrations.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
+            db.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
             for _ in range(args.sessions):
                 sid = sessions.open_session({"session_type": "agent", "provider": "claude"},
                                             db.writing()).session_id

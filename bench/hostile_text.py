@@ -28,13 +28,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app import create_app  # noqa: E402
 from app import db  # noqa: E402
+from app.core.records import Chunk  # noqa: E402
 from app.extensions import db as sqla  # noqa: E402
 from app.providers import REGISTRY  # noqa: E402
 from app.services import sessions  # noqa: E402
 from app.services.ingest import ingest_output  # noqa: E402
-from app.services.models import Chunk  # noqa: E402
 from app.services.search import head_snippet  # noqa: E402
-from app.storage import migrations  # noqa: E402
 from app.transcript.evidence import excerpt  # noqa: E402
 from app.transcript.test_summaries import summarize  # noqa: E402
 from app.ui import markdown  # noqa: E402
@@ -139,7 +138,7 @@ def ingest_attack(runs, result=ATTACK_RESULT):
     with tempfile.TemporaryDirectory(prefix="turnlog-bench-") as tmp:
         app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{Path(tmp) / 'hostile.sqlite'}"})
         with app.app_context():
-            migrations.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
+            db.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
             times = []
             for _ in range(runs):
                 sid = sessions.open_session({"session_type": "agent", "provider": "claude"},

@@ -33,11 +33,10 @@ from sqlalchemy.pool import NullPool
 
 from app import create_app
 from app import db
+from app.core.records import Chunk
 from app.extensions import db as sqla
 from app.services import sessions
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
-from app.storage import migrations
 
 CLAUDE_SESSION = "5f1c2a9e-7d41-4b8e-9a63-0c2d8e4f1a77"
 USAGE = {"input_tokens": 4, "cache_creation_input_tokens": 1200,
@@ -189,7 +188,7 @@ def bench_service(url, lines, batch):
     """ingest_output as a runner drives it: `batch` lines per call. Returns (Rate, check)."""
     app = create_app({"SQLALCHEMY_DATABASE_URI": url})
     with app.app_context():
-        migrations.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
+        db.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
         sid = sessions.open_session({"session_type": "agent"}, db.writing()).session_id
         chunks = [Chunk(line, "stdout", seq) for seq, line in enumerate(lines)]
         rate = []

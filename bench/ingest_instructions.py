@@ -42,9 +42,10 @@ PIPELINE = """
 import sys
 tree, path, count, upto = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 sys.path[:0] = [tree]
+from app.core.records import StoredOutput
 from app.formats import event_lines
+from app.formats.output_frames import event_json
 from app.providers import claude
-from app.services.models import StoredOutput
 from app.transcript.accumulator import Accumulator
 from app.transcript.evidence import EvidenceLines
 from app.transcript.flush_policy import policy_for
@@ -79,7 +80,7 @@ for index, line in enumerate(lines):
     if upto >= 6:
         event_lines.encode(events)
     if upto >= 7:
-        out.event_json
+        event_json(out.event_index, out.stream, out.payload, out.created_at)
     accumulator.buffer.parts.clear()  # the open turn's parts go to the database
 """
 PARTS = ["a stored output and its line parsed", "accumulated (and closed turns normalized)",

@@ -19,11 +19,10 @@ from pathlib import Path
 
 from app import create_app
 from app import db
+from app.core.records import Chunk
 from app.extensions import db as sqla
 from app.services import sessions
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
-from app.storage import migrations
 
 WINDOW = 50  # requests averaged at each end
 
@@ -71,7 +70,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="turnlog-bench-") as tmp:
         app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{Path(tmp) / 'long.sqlite'}"})
         with app.app_context():
-            migrations.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
+            db.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
             data = {"session_type": "workflow", "context": {"workflow_id": "bench"},
                     "provider": "codex" if args.codex else "claude"}
             sid = sessions.open_session(data, db.writing()).session_id

@@ -40,12 +40,11 @@ import stream  # noqa: E402  bench/stream.py: gunicorn()
 
 from app import create_app  # noqa: E402
 from app import db  # noqa: E402
+from app.core.records import Chunk  # noqa: E402
 from app.extensions import db as sqla  # noqa: E402
 from app.services import sessions  # noqa: E402
 from app.services.ingest import complete_session  # noqa: E402
 from app.services.ingest import ingest_output  # noqa: E402
-from app.services.models import Chunk  # noqa: E402
-from app.storage import migrations  # noqa: E402
 from tests.servers import worker_pids  # noqa: E402
 
 FOLLOW_SECONDS = 600
@@ -60,7 +59,7 @@ def fill(url, megabytes, line_kb):
     count = megabytes * 1024 * 1024 // len(line)
     per_request = max(1, (4 * 1024 * 1024) // len(line))
     with app.app_context():
-        migrations.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
+        db.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
         sid = sessions.open_session({"session_type": "agent"}, db.writing()).session_id
         for at in range(0, count, per_request):
             chunks = [Chunk(line, "stderr", seq) for seq in range(at, min(count, at + per_request))]

@@ -19,11 +19,10 @@ from sqlalchemy import text
 
 from app import create_app
 from app import db
+from app.core.records import Chunk
 from app.extensions import db as sqla
 from app.services import sessions
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
-from app.storage import migrations
 
 THREAD = "0199b0c4-2f6e-7a10-9c3e-000000000001"
 
@@ -74,7 +73,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="turnlog-bench-") as tmp:
         app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{Path(tmp) / 'resend.sqlite'}"})
         with app.app_context():
-            migrations.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
+            db.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
             sid = sessions.open_session({"session_type": "agent", "provider": "codex"},
                                         db.writing()).session_id
             first_rate = post(sid, lines, 0, args.batch)

@@ -28,11 +28,10 @@ import ingest  # noqa: E402
 
 from app import create_app  # noqa: E402
 from app import db  # noqa: E402
+from app.core.records import Chunk  # noqa: E402
 from app.extensions import db as sqla  # noqa: E402
 from app.services import sessions  # noqa: E402
 from app.services.ingest import ingest_output  # noqa: E402
-from app.services.models import Chunk  # noqa: E402
-from app.storage import migrations  # noqa: E402
 from tests import claude_lines as cl  # noqa: E402
 
 WORD = "needle"
@@ -52,7 +51,7 @@ def hostile_text(seed, size):
 def fill(app, rows, size):
     """One session per row, each a single text turn; returns the matches per row."""
     with app.app_context():
-        migrations.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
+        db.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
         for seed in range(rows):
             text = hostile_text(seed, size)
             sid = sessions.open_session({"session_type": "agent"}, db.writing()).session_id

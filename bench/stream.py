@@ -60,12 +60,11 @@ from sqlalchemy.pool import NullPool
 
 from app import create_app
 from app import db
+from app.core.records import Chunk
 from app.extensions import db as sqla
 from app.services import sessions
 from app.services.ingest import complete_session
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
-from app.storage import migrations
 from app.storage.repositories.dialect import placeholders
 from app.storage.repositories.outputs import REPLAY_COLUMNS
 
@@ -84,7 +83,7 @@ def fill(url, lines):
     """A completed session holding `lines`, written by the service layer 1000 per call."""
     app = create_app({"SQLALCHEMY_DATABASE_URI": url})
     with app.app_context():
-        migrations.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
+        db.upgrade(sqla.engine, app.config["MIGRATIONS_DIR"])
         sid = sessions.open_session({"session_type": "agent"}, db.writing()).session_id
         for at in range(0, len(lines), 1000):
             chunks = [Chunk(line, "stdout", at + i) for i, line in enumerate(lines[at:at + 1000])]

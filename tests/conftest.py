@@ -15,8 +15,8 @@ from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 
 from app import create_app
+from app import db as app_db
 from app.extensions import db
-from app.storage import migrations
 from app.storage.repositories.dialect import mark
 from tests import databases
 from tests import figures
@@ -101,7 +101,7 @@ def app(database_url, app_config):
     })
     with app.app_context():
         # A no-op on the copy of the template; it catches a template that fell behind.
-        assert migrations.upgrade(db.engine, app.config["MIGRATIONS_DIR"]) == []
+        assert app_db.upgrade(db.engine, app.config["MIGRATIONS_DIR"]) == []
     yield app
     with app.app_context():
         db.engine.dispose()

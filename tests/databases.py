@@ -11,22 +11,23 @@ copied for each test that uses the app; an empty one for each test that migrates
 import shutil
 import uuid
 from contextlib import contextmanager
+from pathlib import Path
 
 from sqlalchemy import create_engine
 from sqlalchemy import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 
-from app.storage import migrations
+from app import db as app_db
 
-MIGRATIONS_DIR = migrations.Path(__file__).resolve().parents[1] / "migrations"
+MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"
 
 
 def migrate(url):
     """Apply every migration to the database at `url`, leaving no connection open."""
     engine = create_engine(url, poolclass=NullPool)
     try:
-        migrations.upgrade(engine, MIGRATIONS_DIR)
+        app_db.upgrade(engine, MIGRATIONS_DIR)
     finally:
         engine.dispose()
 

@@ -7,14 +7,15 @@ import copy
 import dataclasses
 import json
 
-from app.services.models import AgentSession
-from app.services.models import Chunk
-from app.services.models import Evidence
-from app.services.models import LockedSession
-from app.services.models import Message
-from app.services.models import TokenRecord
-from app.services.models import fitting
-from app.services.quotas import user_key
+from app.core.records import AgentSession
+from app.core.records import Chunk
+from app.core.records import Evidence
+from app.core.records import LockedSession
+from app.core.records import Message
+from app.core.records import TokenRecord
+from app.core.records import fitting
+from app.core.users import user_key
+from app.formats.output_frames import event_json
 from app.storage.unit_of_work import AbstractUnitOfWork
 
 
@@ -217,7 +218,7 @@ class FakeOutputs:
         return found[-1] if found else None
 
     def list_after(self, session_id, after, limit, max_bytes=0):
-        found = [(o.event_index, o.event_json)
+        found = [(o.event_index, event_json(o.event_index, o.stream, o.payload, o.created_at))
                  for sid, o in self.rows if sid == session_id and o.event_index > after]
         return _within(sorted(found)[:limit], max_bytes, lambda row: len(row[1]))
 

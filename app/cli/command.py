@@ -3,7 +3,7 @@ import click
 from flask.cli import with_appcontext
 from sqlalchemy.exc import DBAPIError
 
-from app.services.errors import ServiceError
+from app.core.errors import ServiceError
 
 
 class OperatorCommand(click.Command):

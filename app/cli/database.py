@@ -15,7 +15,7 @@ log = logging.getLogger(__name__)
 @operator_command("db-upgrade")
 def db_upgrade():
     """Apply pending migrations in order (a no-op when none are pending)."""
-    applied = migrations.upgrade(sqla.engine, db.migrations_dir())
+    applied = db.upgrade(sqla.engine, db.migrations_dir())
     for migration in applied:
         click.echo(f"applied {migration.version:04d}_{migration.name}")
     if not applied:

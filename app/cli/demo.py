@@ -13,15 +13,14 @@ from app import schemas
 from app.cli.command import operator_command
 from app.cli.server_url import base_url
 from app.cli.server_url import configured_bind
+from app.core.errors import InvalidTokenName
+from app.core.records import Chunk
 from app.extensions import db as sqla
 from app.providers import PROVIDERS
 from app.services import ingest
 from app.services import sessions
 from app.services import tokens
 from app.services.access import USER
-from app.services.errors import InvalidTokenName
-from app.services.models import Chunk
-from app.storage import migrations
 from app.transcript.flush_policy import SESSION_TYPES
 
 DEMO_BATCH = 50
@@ -46,7 +45,7 @@ def demo(provider, sample, session_type, user, as_json):
     """
     user = tokens.checked_name(user, InvalidTokenName, "user")  # checked before any write
     lines = _read_sample(sample) if sample else _bundled_sample(provider)
-    migrations.upgrade(sqla.engine, db.migrations_dir())
+    db.upgrade(sqla.engine, db.migrations_dir())
     with _summary_only():
         sid = _ingest(lines, provider, session_type, user)
     found = sessions.get_session(sid, db.reading())

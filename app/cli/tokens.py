@@ -3,11 +3,11 @@ import click
 
 from app import db
 from app.cli.command import operator_command
+from app.core.clock import to_iso
+from app.core.clock import utc_now
 from app.services import tokens
 from app.services.access import RUNNER
 from app.services.access import USER
-from app.services.clock import to_iso
-from app.services.clock import utc_now
 
 
 class Duration(click.ParamType):

@@ -9,12 +9,12 @@ from app import db
 from app import schemas
 from app.auth import current_caller
 from app.auth import requires
+from app.core.records import Chunk
 from app.ingest.limits import check_chunk_count
 from app.ingest.limits import check_line_lengths
 from app.request_args import load_body
 from app.services import ingest as service
 from app.services.access import RUNNER
-from app.services.models import Chunk
 from app.services.quotas import DayQuotas
 
 bp = Blueprint("ingest", __name__, url_prefix="/api/remote/sessions")

@@ -5,10 +5,10 @@ raises: a line it does not understand is an `ignored` event (the raw line stays
 in the output buffer anyway). This registry is the one place providers are named;
 the API accepts exactly these names.
 """
+from app.core.errors import UnknownProvider
 from app.providers import claude
 from app.providers import codex
 from app.providers import gemini
-from app.services.errors import UnknownProvider
 
 REGISTRY = {
     "claude": claude.parse_line,

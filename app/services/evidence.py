@@ -1,12 +1,13 @@
 """The evidence record: read a session's shell commands page by page, and backfill it
 from the retained output buffer when the evidence table is first created."""
+
+from app.core.clock import to_iso
+from app.core.clock import utc_now
+from app.core.errors import InvalidCursor
+from app.core.records import Page
+from app.core.records import fitting
 from app.providers import get_parser
 from app.services.access import OPEN
-from app.services.clock import to_iso
-from app.services.clock import utc_now
-from app.services.errors import InvalidCursor
-from app.services.models import Page
-from app.services.models import fitting
 from app.services.sessions import MAX_MESSAGE_ID
 from app.services.sessions import readable_session
 from app.transcript.open_turn import OpenTurn

@@ -7,21 +7,21 @@ and together: a crash leaves either all of a request's effects or none.
 import logging
 import shlex
 
+from app.core.clock import iso_after
+from app.core.clock import to_iso
+from app.core.clock import utc_now
+from app.core.errors import SeqConflict
+from app.core.errors import SessionClosed
+from app.core.errors import SessionNotFound
+from app.core.errors import SessionOutputLimit
+from app.core.records import IngestReceipt
+from app.core.records import StoredOutput
+from app.core.records import TranscriptDelta
 from app.formats import event_lines
 from app.providers import get_parser
 from app.services import quotas
 from app.services import tokens
 from app.services.access import OPEN
-from app.services.clock import iso_after
-from app.services.clock import to_iso
-from app.services.clock import utc_now
-from app.services.errors import SeqConflict
-from app.services.errors import SessionClosed
-from app.services.errors import SessionNotFound
-from app.services.errors import SessionOutputLimit
-from app.services.models import IngestReceipt
-from app.services.models import StoredOutput
-from app.services.models import TranscriptDelta
 from app.transcript.flush_policy import policy_for
 from app.transcript.open_turn import NOTHING
 from app.transcript.open_turn import OpenTurn

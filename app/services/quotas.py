@@ -1,6 +1,6 @@
 """The per-user, per-day quotas (issue 29): output bytes accepted and sessions opened.
 
-A user is counted under one spelling (`user_key`): whitespace stripped, case folded,
+A user is counted under one spelling (`user_key`, app/core/users.py): whitespace stripped, case folded,
 so "QUSER" and "quser " share their quotas. A day is a UTC calendar day; a refusal
 says how many seconds remain until the next one, when the counters start again.
 Each counter moves in the transaction that accepts the output or opens the session,
@@ -13,7 +13,8 @@ from datetime import datetime
 from datetime import timedelta
 from datetime import timezone
 
-from app.services.errors import QuotaExceeded
+from app.core.errors import QuotaExceeded
+from app.core.users import user_key
 
 
 @dataclass(frozen=True)
@@ -22,13 +23,6 @@ class DayQuotas:
 
     output_bytes: int = 0
     sessions: int = 0
-
-
-def user_key(user_id):
-    """The spelling a user's quotas are counted under; None for no user."""
-    if user_id is None:
-        return None
-    return user_id.strip().casefold()
 
 
 def day_of(now):

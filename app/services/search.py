@@ -2,10 +2,10 @@
 import dataclasses
 import re
 
+from app.core.errors import InvalidCursor
+from app.core.errors import InvalidQuery
+from app.core.records import Page
 from app.services.access import OPEN
-from app.services.errors import InvalidCursor
-from app.services.errors import InvalidQuery
-from app.services.models import Page
 
 # Words are runs of letters and digits: punctuation, quotes and operators in the
 # query are separators, so no query can be a syntax error in the index's language.

@@ -7,21 +7,21 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
+from app.core.clock import from_iso
+from app.core.clock import iso_after
+from app.core.clock import to_iso
+from app.core.clock import utc_now
+from app.core.errors import InvalidCursor
+from app.core.errors import InvalidMachine
+from app.core.errors import NotPermitted
+from app.core.errors import QuotaExceeded
+from app.core.errors import SessionNotFound
+from app.core.records import Page
 from app.services import quotas as day_quotas
 from app.services import tokens
 from app.services.access import OPEN
 from app.services.access import RUNNER
 from app.services.access import USER
-from app.services.clock import from_iso
-from app.services.clock import iso_after
-from app.services.clock import to_iso
-from app.services.clock import utc_now
-from app.services.errors import InvalidCursor
-from app.services.errors import InvalidMachine
-from app.services.errors import NotPermitted
-from app.services.errors import QuotaExceeded
-from app.services.errors import SessionNotFound
-from app.services.models import Page
 from app.transcript.open_turn import has_open_turn
 from app.transcript.open_turn import open_turn
 
@@ -34,7 +34,7 @@ MAX_MESSAGE_ID = 2**63 - 1
 @dataclass(frozen=True)
 class OpenQuotas:
     """Limits on opening sessions; 0 turns one off. Users are compared as
-    quotas.user_key() spells them ("QUSER" and "quser " are one user)."""
+    users.user_key() spells them ("QUSER" and "quser " are one user)."""
 
     per_token_per_minute: int = 0
     open_per_user: int = 0

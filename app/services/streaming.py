@@ -9,10 +9,10 @@ import time
 from dataclasses import dataclass
 from dataclasses import field
 
+from app.core.clock import to_iso
+from app.core.clock import utc_now
 from app.services import tokens
 from app.services.access import OPEN
-from app.services.clock import to_iso
-from app.services.clock import utc_now
 from app.services.sessions import readable_session
 
 FROM_START = -1  # the cursor of a client that has seen nothing

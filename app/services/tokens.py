@@ -7,15 +7,15 @@ import dataclasses
 import hashlib
 import secrets
 
+from app.core.clock import iso_after
+from app.core.clock import to_iso
+from app.core.clock import utc_now
+from app.core.errors import InvalidTokenName
 from app.providers.surrogates import has_unstorable
 from app.services.access import RUNNER
 from app.services.access import TOKEN_KINDS
 from app.services.access import USER
 from app.services.access import Caller
-from app.services.clock import iso_after
-from app.services.clock import to_iso
-from app.services.clock import utc_now
-from app.services.errors import InvalidTokenName
 
 # A prefix per kind makes a pasted token recognisable (and greppable in leaks).
 PREFIXES = {RUNNER: "tlr_", USER: "tlu_"}

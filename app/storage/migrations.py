@@ -1,16 +1,19 @@
 """Apply the numbered SQL files in migrations/ in order, each exactly once.
 
 Each file runs in its own write transaction together with the row that records
-it, so a failing file leaves no trace and a second run skips what is done.
+it, so a failing file leaves no trace and a second run skips what is done. A
+migration whose data change SQL cannot make has a Python step, which the caller
+passes in (app/db.py's MIGRATION_STEPS): the steps are use cases, and storage calls
+up into none.
 """
 import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.services.clock import to_iso
-from app.services.clock import utc_now
-from app.services.errors import MigrationError
+from app.core.clock import to_iso
+from app.core.clock import utc_now
+from app.core.errors import MigrationError
 from app.storage.repositories.schema_migrations import SchemaMigrationRepository
 from app.storage.unit_of_work import WRITE_OPTION
 from app.storage.unit_of_work import repositories_on
@@ -99,22 +102,14 @@ def status(engine, folder):
     return applied, [m for m in found if m.version not in applied]
 
 
-def backfill_evidence(conn, clock):
-    """0018's Python step: evidence from the retained buffer (app/services/evidence.py)."""
-    from app.services import evidence  # the use case, not needed by any other migration
+def upgrade(engine, folder, *, steps, clock=utc_now):
+    """Apply pending migrations in order; return the ones applied now.
 
-    evidence.backfill(repositories_on(conn), clock=clock)
-
-
-# Migration name -> a step run after its SQL, in the same transaction, for the data
-# changes SQL cannot make. Keyed by name, so renumbering a migration keeps its step.
-PYTHON_STEPS = {"create_session_evidence": backfill_evidence}
-
-
-def upgrade(engine, folder, *, clock=utc_now, steps=None):
-    """Apply pending migrations in order, each with its Python step (PYTHON_STEPS unless
-    `steps` is given); return the ones applied now."""
-    steps = PYTHON_STEPS if steps is None else steps
+    `steps` maps a migration's name (not its number, so renumbering a migration keeps
+    its step) to its Python step, called after the migration's SQL, in the same
+    transaction, as `step(repositories, clock=clock)` over that transaction's
+    repositories. app/db.py's `upgrade` passes turnlog's own (MIGRATION_STEPS).
+    """
     _, pending = status(engine, folder)
     done = []
     for migration in pending:
@@ -129,7 +124,7 @@ def upgrade(engine, folder, *, clock=utc_now, steps=None):
                 for statement in statements:
                     repo.run_statement(statement)
                 if migration.name in steps:
-                    steps[migration.name](conn, clock)
+                    steps[migration.name](repositories_on(conn), clock=clock)
                 repo.record(migration.version, migration.name, to_iso(clock()))
         done.append(migration)
     return done

@@ -19,8 +19,8 @@ from flask import current_app
 from flask import request
 
 from app import db
+from app.core.errors import TooManyStreams
 from app.services.access import USER
-from app.services.errors import TooManyStreams
 from app.services.live import leases as stream_leases
 from app.services.live.hub import LiveHub
 from app.services.live.hub import marks_reader

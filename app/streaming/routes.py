@@ -7,11 +7,11 @@ from flask import request
 from app import db
 from app.auth import current_caller
 from app.auth import requires
+from app.core.errors import InvalidEventId
 from app.errors import ApiError
 from app.providers.surrogates import has_unstorable
 from app.services import streaming as service
 from app.services.access import USER
-from app.services.errors import InvalidEventId
 from app.streaming import live
 from app.streaming import sse
 

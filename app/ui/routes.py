@@ -17,9 +17,9 @@ from app import db
 from app.auth import current_caller
 from app.auth import login_redirect
 from app.auth import requires
+from app.core import errors as service_errors
 from app.errors import service_status
 from app.security_headers import html_security_headers
-from app.services import errors as service_errors
 from app.services import evidence as evidence_service
 from app.services import search as search_service
 from app.services import sessions as service

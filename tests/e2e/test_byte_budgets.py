@@ -3,7 +3,7 @@ session, .../messages, the viewer's first page and its fragments stop at
 PAGE_MAX_BYTES (rows as stored) and say how to go on, as a page cut by count does."""
 import pytest
 
-from app.services.models import fitting
+from app.core.records import fitting
 from tests import claude_lines as cl
 from tests.api import create_session
 from tests.api import post_lines

@@ -7,8 +7,8 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from app import create_app
+from app.core.errors import SessionNotFound
 from app.extensions import db
-from app.services.errors import SessionNotFound
 from tests import claude_lines as cl
 from tests.api import complete
 from tests.api import create_session

@@ -23,9 +23,9 @@ from hypothesis import given  # noqa: E402
 from hypothesis import settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from app.core.records import Message  # noqa: E402
 from app.formats.tool_text import tool_result_text  # noqa: E402
 from app.providers import REGISTRY  # noqa: E402
-from app.services.models import Message  # noqa: E402
 from app.services.search import head_snippet  # noqa: E402
 from app.transcript.test_summaries import summarize  # noqa: E402
 from app.ui.markdown import render  # noqa: E402

@@ -4,8 +4,8 @@ import re
 import pytest
 from flask import render_template
 
+from app.core.records import Message
 from app.security_headers import CONTENT_SECURITY_POLICY
-from app.services.models import Message
 from app.ui.transcript import bubbles
 from tests import claude_lines as cl
 from tests.api import complete

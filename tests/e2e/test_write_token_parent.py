@@ -8,10 +8,10 @@ from datetime import timezone
 
 import pytest
 
+from app.core.clock import from_iso
+from app.core.clock import to_iso
 from app.db import writing
 from app.services import tokens
-from app.services.clock import from_iso
-from app.services.clock import to_iso
 
 SESSIONS = "/api/remote/sessions"
 PAST = "2000-01-01T00:00:00.000000Z"

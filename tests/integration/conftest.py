@@ -5,12 +5,12 @@ import json
 import pytest
 
 from app import create_app
+from app.core.records import Chunk
 from app.db import reading
 from app.db import writing
 from app.extensions import db
 from app.services import ingest
 from app.services import sessions
-from app.services.models import Chunk
 
 RETENTION_SECONDS = 3600
 # Session kinds by name: (session_type, context). Autonomy is derived, never stored.

@@ -2,9 +2,9 @@
 import pytest
 from sqlalchemy.exc import IntegrityError
 
+from app.core.records import Chunk
 from app.db import writing
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
 from tests import claude_lines as cl
 
 

@@ -2,13 +2,13 @@
 user who named none) refuses every runner until an operator assigns it."""
 import pytest
 
+from app.core.errors import SessionNotFound
+from app.core.records import Chunk
 from app.db import reading
 from app.db import writing
 from app.services import ingest
 from app.services import sessions
 from app.services import tokens
-from app.services.errors import SessionNotFound
-from app.services.models import Chunk
 from tests import claude_lines as cl
 from tests.integration.conftest import RETENTION_SECONDS
 

@@ -1,11 +1,11 @@
 """Process completion flushes the open turn once and closes the session to new output."""
 import pytest
 
+from app.core.errors import SessionClosed
+from app.core.errors import SessionNotFound
+from app.core.records import Chunk
 from app.db import writing
 from app.services import ingest
-from app.services.errors import SessionClosed
-from app.services.errors import SessionNotFound
-from app.services.models import Chunk
 from tests import claude_lines as cl
 
 BOTH_KINDS = pytest.mark.parametrize("kind", ["ordinary", "autonomous"])

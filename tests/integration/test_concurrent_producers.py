@@ -13,9 +13,9 @@ import time
 import traceback
 
 from app import create_app
+from app.core.records import Chunk
 from app.db import writing
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
 from tests import claude_lines as cl
 
 PRODUCERS = 8

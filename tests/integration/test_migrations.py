@@ -14,8 +14,8 @@ from sqlalchemy import text
 
 from app import create_app
 from app import db as app_db
+from app.core.clock import from_iso
 from app.extensions import db
-from app.services.clock import from_iso
 from app.storage import migrations
 
 
@@ -34,13 +34,13 @@ def migrate_through(app, folder, pattern):
     as an older release left it, to test what a later migration does to its rows."""
     for path in sorted(Path(app.config["MIGRATIONS_DIR"]).glob(pattern)):
         shutil.copy(path, folder / path.name)
-    migrations.upgrade(db.engine, folder)
+    app_db.upgrade(db.engine, folder)
 
 
 def migrate_next(app, folder, name):
     """Add migration `name` to `folder` and apply it; returns the versions applied."""
     shutil.copy(Path(app.config["MIGRATIONS_DIR"]) / name, folder)
-    return [m.version for m in migrations.upgrade(db.engine, folder)]
+    return [m.version for m in app_db.upgrade(db.engine, folder)]
 
 
 def add_old_session(conn, session_id, session_type):
@@ -79,14 +79,14 @@ def test_schema_migrations_lists_every_file(app, rows):
 def test_second_upgrade_applies_nothing(app, rows):
     before = rows("SELECT version, name, applied_at FROM schema_migrations ORDER BY version")
 
-    assert migrations.upgrade(db.engine, app.config["MIGRATIONS_DIR"]) == []
+    assert app_db.upgrade(db.engine, app.config["MIGRATIONS_DIR"]) == []
     assert rows("SELECT version, name, applied_at FROM schema_migrations"
                 " ORDER BY version") == before
 
 
 def test_upgrade_on_an_empty_database_applies_all_in_order(fresh_app, tmp_path):
-    applied = migrations.upgrade(db.engine, fresh_app.config["MIGRATIONS_DIR"])
-    again = migrations.upgrade(db.engine, fresh_app.config["MIGRATIONS_DIR"])
+    applied = app_db.upgrade(db.engine, fresh_app.config["MIGRATIONS_DIR"])
+    again = app_db.upgrade(db.engine, fresh_app.config["MIGRATIONS_DIR"])
 
     assert [(m.version, m.name) for m in applied] == migration_files(fresh_app)
     assert again == []
@@ -142,7 +142,7 @@ def test_a_failing_migration_leaves_no_trace_and_stops_the_run(fresh_app, tmp_pa
     (folder / "0003_create_c.sql").write_text("CREATE TABLE c (x INTEGER);\n")
 
     with pytest.raises(Exception, match="no_such_table"):
-        migrations.upgrade(db.engine, folder)
+        app_db.upgrade(db.engine, folder)
 
     applied, pending = migrations.status(db.engine, folder)
     assert sorted(applied) == [1]
@@ -186,7 +186,7 @@ def test_two_first_upgrades_at_once_apply_each_migration_once(fresh_app):
 
     def run():
         try:
-            results.append([m.version for m in migrations.upgrade(engine, folder)])
+            results.append([m.version for m in app_db.upgrade(engine, folder)])
         except Exception as err:  # reported by the assertion below
             errors.append(err)
 
@@ -254,7 +254,7 @@ def test_0017_moves_each_open_turn_header_onto_its_session_and_knows_its_highest
                                              ("s3", None, None)]
     assert "session_turn_states" not in tables
     # and the moved header is the open turn the service goes on with (on today's schema)
-    migrations.upgrade(db.engine, fresh_app.config["MIGRATIONS_DIR"])
+    app_db.upgrade(db.engine, fresh_app.config["MIGRATIONS_DIR"])
     with app_db.detached_units_of_work()() as uow:
         assert uow.turn_states.load("s1") == json.loads(header)
         locked = uow.sessions.lock_for_write("s1")
@@ -272,7 +272,7 @@ def migrate_before(app, folder, name):
     for path in paths:
         if path.name[:4] < version:
             shutil.copy(path, folder / path.name)
-    migrations.upgrade(db.engine, folder)
+    app_db.upgrade(db.engine, folder)
     return next(p.name for p in paths if p.name[:4] == version)
 
 
@@ -356,7 +356,7 @@ def test_0019_backfills_transcript_usage_from_the_turn_rows(fresh_app, tmp_path)
         add_old_message(conn, "claude", "system:@0", {"usage": {"input_tokens": 1000}})
     for path in Path(fresh_app.config["MIGRATIONS_DIR"]).glob("0019_*.sql"):
         shutil.copy(path, tmp_path)
-    applied = [m.version for m in migrations.upgrade(db.engine, tmp_path)]
+    applied = [m.version for m in app_db.upgrade(db.engine, tmp_path)]
     assert applied == [19]
     with db.engine.connect() as conn:
         found = conn.execute(text(
@@ -402,7 +402,7 @@ def test_0021_gives_each_running_write_token_a_day_and_leaves_the_others(fresh_a
     before = datetime.now(timezone.utc)
     for path in Path(fresh_app.config["MIGRATIONS_DIR"]).glob("0021_*.sql"):
         shutil.copy(path, tmp_path)
-    assert [m.version for m in migrations.upgrade(db.engine, tmp_path)] == [21]
+    assert [m.version for m in app_db.upgrade(db.engine, tmp_path)] == [21]
     with db.engine.connect() as conn:
         found = dict(conn.execute(text("SELECT name, expires_at FROM agent_tokens")).all())
     assert (found["runner"], found["revoked"]) == (None, None)

@@ -4,9 +4,9 @@ from datetime import datetime
 
 import pytest
 
+from app.core.records import Chunk
 from app.db import writing
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
 from tests import claude_lines as cl
 
 BOTH_KINDS = pytest.mark.parametrize("kind", ["ordinary", "autonomous"])

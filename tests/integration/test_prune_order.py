@@ -1,11 +1,11 @@
 """Pruning walks each session's buffer in event order: expired prefixes go, across
 sessions and within the batch limit, and a row is never deleted before it expires."""
+from app.core.clock import to_iso
+from app.core.clock import utc_now
+from app.core.records import Chunk
 from app.db import detached_units_of_work
 from app.services import streaming
-from app.services.clock import to_iso
-from app.services.clock import utc_now
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
 
 
 def buffer(rows, sid):

@@ -1,10 +1,10 @@
 """Pruning the buffer while runners keep writing: expired rows go, nothing else does."""
 import threading
 
+from app.core.records import Chunk
 from app.db import detached_units_of_work
 from app.services import streaming
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
 from tests import claude_lines as cl
 
 OLD, NEW, BATCH = 400, 1500, 20

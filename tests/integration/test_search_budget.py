@@ -8,9 +8,9 @@ import random
 
 import pytest
 
+from app.core.errors import SearchTimeout
 from app.db import reading
 from app.services import search
-from app.services.errors import SearchTimeout
 from app.storage.repositories.search import SNIPPET_PREFIX
 from tests import claude_lines as cl
 

@@ -3,10 +3,10 @@ a silent duplicate (a retry), with other content it is SeqConflict (409 seq_conf
 naming the seq, and nothing of that request is stored."""
 import pytest
 
+from app.core.errors import SeqConflict
+from app.core.records import Chunk
 from app.db import writing
-from app.services.errors import SeqConflict
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
 from tests import claude_lines as cl
 from tests.api import create_session
 

@@ -7,8 +7,8 @@ from datetime import timezone
 import pytest
 
 from app import db
+from app.core.errors import TooManyStreams
 from app.services import tokens
-from app.services.errors import TooManyStreams
 from app.services.live import leases as stream_leases
 from app.services.live.hub import Mark
 from app.services.live.hub import marks_reader

@@ -6,10 +6,10 @@ from datetime import timezone
 
 import pytest
 
+from app.core.clock import to_iso
+from app.core.records import Chunk
 from app.db import writing
 from app.services import ingest
-from app.services.clock import to_iso
-from app.services.models import Chunk
 from tests import claude_lines as cl
 
 BOTH_KINDS = pytest.mark.parametrize("kind", ["ordinary", "autonomous"])

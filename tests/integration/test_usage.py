@@ -1,8 +1,8 @@
 """Usage reports move the counters once each; transcript lines never do."""
 import pytest
 
+from app.core.errors import SessionNotFound
 from app.db import writing
-from app.services.errors import SessionNotFound
 from app.services.ingest import record_usage
 from tests import claude_lines as cl
 

@@ -8,10 +8,10 @@ import pytest
 from sqlalchemy import text
 
 from app import create_app
+from app.core.records import Chunk
 from app.db import writing
 from app.extensions import db
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
 from app.storage import wal_checkpoints
 from app.storage.wal_checkpoints import BACKSTOP_PAGES
 from app.storage.wal_checkpoints import WalCheckpointer

@@ -1,7 +1,7 @@
 """Who may read and write which session: the pure rules."""
+from app.core.records import AgentSession
 from app.services.access import OPEN
 from app.services.access import Caller
-from app.services.models import AgentSession
 
 
 def session(owner, machine):

@@ -4,13 +4,13 @@ from datetime import timezone
 
 import pytest
 
+from app.core.errors import InvalidMachine
+from app.core.errors import SessionNotFound
+from app.core.records import Chunk
 from app.services import ingest
 from app.services import sessions
 from app.services.access import RUNNER
 from app.services.access import Caller
-from app.services.errors import InvalidMachine
-from app.services.errors import SessionNotFound
-from app.services.models import Chunk
 from tests.fakes import FakeUnitOfWork
 
 M1 = Caller(RUNNER, "m1")

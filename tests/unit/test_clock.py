@@ -3,9 +3,9 @@ from datetime import datetime
 from datetime import timedelta
 from datetime import timezone
 
-from app.services.clock import from_iso
-from app.services.clock import iso_after
-from app.services.clock import to_iso
+from app.core.clock import from_iso
+from app.core.clock import iso_after
+from app.core.clock import to_iso
 
 
 def test_a_time_is_stored_in_utc_with_microseconds_and_a_z():

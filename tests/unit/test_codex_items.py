@@ -2,9 +2,9 @@
 item id within a turn, where the item first appeared, holding its last state."""
 import pytest
 
+from app.core.records import Chunk
 from app.providers.codex import parse_line as parse_codex
 from app.services import ingest
-from app.services.models import Chunk
 from app.transcript.accumulator import Accumulator
 from app.transcript.transcript_turn import TranscriptTurn
 from tests import codex_lines as cx

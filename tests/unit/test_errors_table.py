@@ -1,8 +1,8 @@
-"""Every service error lives in app/services/errors.py and has its own row in the status table."""
+"""Every service error lives in app/core/errors.py and has its own row in the status table."""
 import inspect
 
 from app import errors as web_errors
-from app.services import errors as service_errors
+from app.core import errors as service_errors
 
 
 def service_error_classes():

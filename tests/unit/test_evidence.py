@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from app.core.records import Chunk
 from app.services import evidence as evidence_service
 from app.services.ingest import complete_session
 from app.services.ingest import ingest_output
-from app.services.models import Chunk
 from app.transcript.evidence import EXCERPT_BYTES
 from app.transcript.evidence import EvidenceLines
 from app.transcript.evidence import command_line

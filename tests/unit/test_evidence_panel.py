@@ -1,5 +1,5 @@
 """The session page's evidence panel: its totals line and the links to each command."""
-from app.services.models import Evidence
+from app.core.records import Evidence
 from app.ui.evidence_panel import evidence_panel
 from app.ui.evidence_panel import summary_line
 

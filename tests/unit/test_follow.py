@@ -3,15 +3,15 @@ import json
 
 import pytest
 
+from app.core.errors import SessionNotFound
+from app.core.records import Chunk
+from app.core.records import TokenRecord
 from app.services import ingest
 from app.services import streaming
 from app.services.access import OPEN
 from app.services.access import Caller
-from app.services.errors import SessionNotFound
 from app.services.live import events as live_stream
 from app.services.live.hub import LivePage
-from app.services.models import Chunk
-from app.services.models import TokenRecord
 from app.services.streaming import End
 from app.services.streaming import Heartbeat
 from app.services.streaming import Page

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
+from app.core.records import Message
 from app.formats.tool_text import INDENTED_DEPTH
 from app.formats.tool_text import tool_result_text
-from app.services.models import Message
 from app.transcript.test_summaries import SUMMARY_TAIL_CHARS
 from app.transcript.test_summaries import summarize
 from app.ui.markdown import inline

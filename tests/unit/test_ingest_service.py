@@ -5,12 +5,12 @@ from datetime import timezone
 
 import pytest
 
+from app.core.clock import to_iso
+from app.core.errors import SessionClosed
+from app.core.errors import SessionNotFound
+from app.core.errors import UnknownProvider
+from app.core.records import Chunk
 from app.services import ingest
-from app.services.clock import to_iso
-from app.services.errors import SessionClosed
-from app.services.errors import SessionNotFound
-from app.services.errors import UnknownProvider
-from app.services.models import Chunk
 from tests import claude_lines as cl
 from tests.fakes import FakeUnitOfWork
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from app.core.records import Chunk
 from app.services.ingest import complete_session
 from app.services.ingest import ingest_output
 from app.services.live import events as live_stream
-from app.services.models import Chunk
 from app.transcript.open_turn import open_turn
 from tests.fakes import FakeUnitOfWork
 

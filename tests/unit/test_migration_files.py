@@ -1,7 +1,7 @@
 """The migration files themselves: names, numbering, statement splitting."""
 import pytest
 
-from app.services.errors import MigrationError
+from app.core.errors import MigrationError
 from app.storage import migrations
 
 MIGRATIONS_DIR = migrations.Path(__file__).resolve().parents[2] / "migrations"

@@ -1,8 +1,8 @@
 """Transcript rows as OpenAI chat messages."""
 import json
 
+from app.core.records import Message
 from app.formats.openai_format import to_openai_messages
-from app.services.models import Message
 
 
 def message(role, content, blocks=()):

@@ -1,10 +1,10 @@
 """The provider registry: one parser per provider name, an unknown name is a named error."""
 import pytest
 
+from app.core.errors import UnknownProvider
 from app.providers import PROVIDERS
 from app.providers import claude
 from app.providers import get_parser
-from app.services.errors import UnknownProvider
 
 
 def test_known_providers_have_parsers_and_claude_is_the_classic_one():

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from app.core.records import Chunk
 from app.services import ingest
-from app.services.models import Chunk
 from app.transcript.open_turn import VERSION
 from app.transcript.open_turn import OpenTurn
 from app.transcript.open_turn import UnknownTurnFormat

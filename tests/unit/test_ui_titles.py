@@ -1,5 +1,5 @@
 """Session titles: the prompt or first text, with the model and cwd of the init note."""
-from app.services.models import Message
+from app.core.records import Message
 from app.ui.titles import SessionTitle
 from app.ui.titles import init_fields
 from app.ui.titles import one_line

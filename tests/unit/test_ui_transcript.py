@@ -1,5 +1,5 @@
 """Messages as bubbles: one part per block kind, and never an empty bubble."""
-from app.services.models import Message
+from app.core.records import Message
 from app.ui.transcript import anchor
 from app.ui.transcript import bubbles
 from app.ui.transcript import open_turn_bubble

@@ -10,10 +10,10 @@ import time
 from dataclasses import dataclass
 from dataclasses import field
 
+from app.core.errors import InvalidEventId
 from app.formats import event_lines
 from app.services import streaming
 from app.services.access import OPEN
-from app.services.errors import InvalidEventId
 from app.services.sessions import readable_session
 
 MAX_INDEX = 2**63 - 1

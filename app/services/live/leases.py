@@ -10,12 +10,12 @@ import math
 import uuid
 from dataclasses import dataclass
 
-from app.services.clock import iso_after
-from app.services.clock import to_iso
-from app.services.clock import utc_now
-from app.services.errors import TooManyStreams
+from app.core.clock import iso_after
+from app.core.clock import to_iso
+from app.core.clock import utc_now
+from app.core.errors import TooManyStreams
+from app.core.users import user_key
 from app.services.quotas import day_of
-from app.services.quotas import user_key
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import re
 
 from sqlalchemy.exc import DBAPIError
 
-from app.services.models import fitting
+from app.core.records import fitting
 
 # Migration DDL rewritten for PostgreSQL, as (pattern, replacement): SQLite's
 # `INTEGER PRIMARY KEY` is an alias of the 64-bit rowid, numbered by the database;

@@ -3,7 +3,7 @@ import json
 
 from sqlalchemy import text
 
-from app.services.models import Evidence
+from app.core.records import Evidence
 from app.storage.repositories.dialect import on_driver
 from app.storage.repositories.dialect import placeholders
 

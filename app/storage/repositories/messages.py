@@ -2,9 +2,9 @@
 from sqlalchemy import bindparam
 from sqlalchemy import text
 
+from app.core.records import Message
+from app.core.records import fitting
 from app.formats import fast_json
-from app.services.models import Message
-from app.services.models import fitting
 from app.storage.repositories.dialect import on_driver
 
 COLUMNS = "id, session_id, role, content, content_blocks, metadata, source, turn_key, timestamp"

@@ -2,8 +2,8 @@
 from sqlalchemy import bindparam
 from sqlalchemy import text
 
+from app.core.records import Chunk
 from app.formats.output_frames import event_json
-from app.services.models import Chunk
 from app.storage.repositories.dialect import on_driver
 from app.storage.repositories.dialect import on_driver_within
 
@@ -195,7 +195,8 @@ class OutputRepository:
         # SQLAlchemy's per-row parameter processing.
         on_driver(self.conn, INSERT_MANY, [
             (session_id, out.event_index, out.stream, out.payload, out.producer_seq,
-             out.created_at, expires_at, out.event_json, live)
+             out.created_at, expires_at,
+             event_json(out.event_index, out.stream, out.payload, out.created_at), live)
             for out, live in zip(outputs, live_events)], many=True)
 
 

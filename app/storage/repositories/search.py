@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
-from app.services.errors import SearchTimeout
-from app.services.models import SearchHit
+from app.core.errors import SearchTimeout
+from app.core.records import SearchHit
 from app.storage.repositories.dialect import choose
 
 # Characters of a row a snippet reads; PostgreSQL indexes the same prefix (the bound

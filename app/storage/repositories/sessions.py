@@ -4,10 +4,10 @@ import json
 from sqlalchemy import bindparam
 from sqlalchemy import text
 
+from app.core.records import AgentSession
+from app.core.records import LockedSession
+from app.core.users import user_key
 from app.formats import fast_json
-from app.services.models import AgentSession
-from app.services.models import LockedSession
-from app.services.quotas import user_key
 from app.storage.repositories.dialect import choose
 from app.storage.repositories.dialect import locking
 from app.storage.repositories.dialect import on_driver
@@ -27,7 +27,7 @@ INSERT = text(
 )
 # The quotas: sessions a token opened since a moment (and the oldest of them, which
 # says when the window frees a place), and a user's sessions still running, the user
-# compared by owner_key (quotas.user_key(), migration 0022).
+# compared by owner_key (users.user_key(), migration 0022).
 COUNT_OPENED_SINCE = text(
     "SELECT COUNT(*), MIN(created_at) FROM agent_sessions"
     " WHERE opened_by_token = :token_id AND created_at > :since"
@@ -139,7 +139,7 @@ class SessionRepository:
 
     def running_of_user(self, user_id):
         """How many of `user_id`'s sessions are still running, however its owner was
-        spelt (quotas.user_key())."""
+        spelt (users.user_key())."""
         return self.conn.execute(COUNT_RUNNING_OF_USER,
                                  {"owner_key": user_key(user_id)}).scalar_one()
 

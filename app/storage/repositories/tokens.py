@@ -4,7 +4,7 @@ import json
 
 from sqlalchemy import text
 
-from app.services.models import TokenRecord
+from app.core.records import TokenRecord
 
 COLUMNS = "id, kind, name, is_admin, created_at, revoked_at, allowed_users, expires_at, session_id"
 # A token works while it is neither revoked nor expired.

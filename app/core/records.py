@@ -1,8 +1,6 @@
-"""Plain records that services return and schemas dump."""
+"""Plain records that storage returns and takes, services return and schemas dump."""
 from dataclasses import dataclass
 from dataclasses import field
-
-from app.formats.output_frames import event_json
 
 
 @dataclass
@@ -98,16 +96,14 @@ class Chunk:
 
 @dataclass(slots=True)
 class StoredOutput:
+    """One numbered buffer line as stored; the repository stores its output event's JSON
+    (app/formats/output_frames.py) beside it."""
+
     event_index: int
     stream: str
     payload: str
     producer_seq: int | None
     created_at: str
-
-    @property
-    def event_json(self):
-        """The `data` of this line's `output` event, stored beside it."""
-        return event_json(self.event_index, self.stream, self.payload, self.created_at)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Named failures of the service layer; the web layer maps each to a status code."""
+"""Named failures of the use cases (and of the storage below them); the web layer maps each
+to a status code (app/errors.py)."""
 
 
 class ServiceError(Exception):
