@@ -1,0 +1,300 @@
+"""One hostile tenant among normal ones: their ingest latency while it posts the 118 KiB result.
+
+    .venv/bin/python bench/hostile_tenant.py [--seconds S (10)] [--rounds R (3)]
+        [--tenants T (4)] [--think MS (10)] [--attacks N (0: until the phase ends)]
+        [--attack-timeout S (40)] [--postgres URL]
+
+Each round serves a fresh migrated database (a SQLite file, or a new schema of the
+PostgreSQL database at --postgres URL, postgresql+psycopg://...) with gunicorn on a
+free loopback port (gunicorn.conf.py, its default worker class, 2 workers;
+tests/servers.py starts it), authentication on. T normal tenants and one attacker
+each get a runner token of their own (`create-runner-token --machine M --user U`)
+and open their sessions with it, posting with each session's write token.
+
+A normal tenant posts bench/ingest.py's Claude stream-json lines (10-line turns,
+each closed by a result line) in a closed loop: one line, then five, then one...,
+waiting MS between requests, each request timed from send to answer on a kept-alive
+connection. Phase A (baseline): the normal tenants alone for S seconds, each on a new
+session. Phase B (attack): the same, on new sessions, plus the attacker, who opens
+a Bash call (`tool_use`, one request) and then posts its result, the issue's
+`"1 passed in 0.2s\\n" + 60000 * "\\n"` (118 KiB, a `tool_result` of that Bash
+call, so evidence and its test summary read it), with the result line that closes
+the turn (one request, the one timed), again and again. After S seconds the
+attacker starts no new attack, and phase B lasts until its last one is answered
+(at most --attack-timeout seconds): the normal tenants are timed all through it.
+
+Goals (issue 29): the attack request answers in < 100 ms, and the normal tenants'
+p99 in B is that of A (a B/A ratio near 1; compare it with how much A's p99
+moves between rounds). Prints each round and the medians of the rounds.
+
+The code of before (07154fe) took 28.8 s per attack request on the issue's
+machine, holding SQLite's write lock: run this script from a checkout of that
+code (copy it into its bench/ folder) with --attacks 1 to time one attack and the
+normal tenants around it.
+
+Stops gunicorn (and drops the schema) on its own: at the end, on an error, on
+Ctrl-C, on SIGTERM, and after a time limit from the options (about 2 minutes
+with the defaults).
+"""
+import argparse
+import http.client
+import json
+import signal
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import ingest  # noqa: E402
+import stream  # noqa: E402
+
+from tests import claude_lines as cl  # noqa: E402
+from tests import servers  # noqa: E402
+
+ATTACK_RESULT = "1 passed in 0.2s\n" + 60000 * "\n"
+SESSIONS = "/api/remote/sessions"
+BATCHES = (1, 5)  # lines per request, in turn
+LINES = 40_000  # enough for a tenant's phase at any speed this machine reaches
+GOAL_MS = 100
+
+
+class Poster:
+    """One kept-alive connection to the server with one bearer token."""
+
+    def __init__(self, base, token, timeout):
+        address = urlsplit(base)
+        self.host, self.port, self.timeout = address.hostname, address.port, timeout
+        self.headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+        self.conn = None
+
+    def post(self, path, body):
+        """(status, decoded body or None, ms); status 0 when no answer came."""
+        data = json.dumps(body).encode()
+        began = time.perf_counter()
+        try:
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+            self.conn.request("POST", path, data, self.headers)
+            response = self.conn.getresponse()
+            status, raw = response.status, response.read()
+        except (OSError, http.client.HTTPException):
+            self.close()
+            return 0, None, (time.perf_counter() - began) * 1000
+        elapsed = (time.perf_counter() - began) * 1000
+        try:
+            return status, json.loads(raw), elapsed
+        except ValueError:
+            return status, None, elapsed
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+class Tenant:
+    """A runner token's user: opens a session per phase and posts into it."""
+
+    def __init__(self, base, name, runner_token, timeout=60):
+        self.base, self.name, self.timeout = base, name, timeout
+        self.runner = Poster(base, runner_token, timeout)
+        self.writer = self.sid = None
+        self.seq = 0
+
+    def open_session(self):
+        status, body, _ = self.runner.post(SESSIONS, {"session_type": "agent", "provider": "claude",
+                                                      "user_id": self.name})
+        if status != 201:
+            raise RuntimeError(f"{self.name}: opening a session answered {status}: {body}")
+        self.sid = body["session"]["session_id"]
+        if self.writer is not None:
+            self.writer.close()
+        self.writer = Poster(self.base, body.get("write_token") or "", self.timeout)
+        self.seq = 0
+
+    def post_lines(self, lines):
+        """(status, ms) of one output request carrying `lines`."""
+        chunks = [{"seq": self.seq + i, "stream": "stdout", "data": line}
+                  for i, line in enumerate(lines)]
+        status, _, ms = self.writer.post(f"{SESSIONS}/{self.sid}/output", {"chunks": chunks})
+        if status == 200:
+            self.seq += len(lines)
+        return status, ms
+
+    def close(self):
+        self.runner.close()
+        if self.writer is not None:
+            self.writer.close()
+
+
+def normal_loop(tenant, lines, think, stop, timings):
+    """Post `lines` 1, 5, 1, 5... at a time until `stop`; (ms, status) into `timings`."""
+    at, turn = 0, 0
+    while not stop.is_set() and at < len(lines):
+        size = BATCHES[turn % len(BATCHES)]
+        status, ms = tenant.post_lines(lines[at:at + size])
+        timings.append((ms, status))
+        if status == 200:
+            at, turn = at + size, turn + 1
+        stop.wait(think)
+
+
+def attack_loop(tenant, attacks, every, stop, timings):
+    """Every `every` seconds open a Bash call, then post its 118 KiB result with the
+    turn's result line (timed, into `timings`), until `stop` or `attacks` attacks
+    (0: no limit)."""
+    done, began = 0, time.monotonic()
+    while not stop.is_set() and (attacks == 0 or done < attacks):
+        if stop.wait(max(0.0, began + done * every - time.monotonic())):
+            return
+        tool_id = f"toolu_attack_{done:05d}"
+        opening = [cl.assistant(cl.tool_use(tool_id, "Bash", {"command": "pytest -q"}))]
+        if tenant.seq == 0:
+            opening.insert(0, cl.system_init())
+        status, _ = tenant.post_lines(opening)
+        if status != 200:
+            timings.append((float("nan"), status))
+            stop.wait(0.5)
+            continue
+        status, ms = tenant.post_lines([cl.tool_result(tool_id, ATTACK_RESULT), cl.result()])
+        timings.append((ms, status))
+        done += 1
+
+
+def run_phase(tenants, attacker, lines, args):
+    """(normal tenants' timings, attacker's timings, seconds) of one phase."""
+    stop, attack_stop = threading.Event(), threading.Event()
+    normal, attacks = [], []
+    for tenant in tenants + ([attacker] if attacker else []):
+        tenant.open_session()
+    threads = [threading.Thread(target=normal_loop, daemon=True,
+                                args=(t, lines, args.think / 1000, stop, normal)) for t in tenants]
+    if attacker:
+        threads.append(threading.Thread(target=attack_loop, daemon=True,
+                                        args=(attacker, args.attacks, args.attack_every,
+                                              attack_stop, attacks)))
+    began = time.perf_counter()
+    try:
+        for thread in threads:
+            thread.start()
+        time.sleep(args.seconds)
+        attack_stop.set()
+        if attacker:  # the normal tenants go on while the last attack is answered
+            threads[-1].join(args.attack_timeout)
+    finally:
+        stop.set()
+        attack_stop.set()
+        for thread in threads:
+            thread.join(args.attack_timeout + 5)
+    return normal, attacks, time.perf_counter() - began
+
+
+def figures(timings):
+    """{p50, p99 (ms), requests, failed} of (ms, status) timings; a failed one counts
+    with its time (a request the server dropped took that long to fail)."""
+    times = sorted(ms for ms, _ in timings if ms == ms)
+    failed = sum(status != 200 for _, status in timings)
+    if not times:
+        return {"p50": float("nan"), "p99": float("nan"), "requests": 0, "failed": failed}
+    p99 = statistics.quantiles(times, n=100)[98] if len(times) > 1 else times[0]
+    return {"p50": statistics.median(times), "p99": p99, "requests": len(times), "failed": failed}
+
+
+def new_tokens(server, count):
+    """A runner token per tenant (tenant-0..), each for its own machine and user."""
+    def one(i):
+        return server.new_token("create-runner-token", "--machine", f"bench-machine-{i}",
+                                "--user", f"tenant-{i}")
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(one, range(count)))
+
+
+def one_round(number, lines, args):
+    with ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="turnlog-bench-tenants-"))
+        url = stack.enter_context(stream.database(args.postgres, tmp, "tenants"))
+        server = stack.enter_context(servers.gunicorn(tmp, database_url=url, auth=True))
+        tokens = new_tokens(server, args.tenants + 1)
+        tenants = [Tenant(server.base, f"tenant-{i}", token) for i, token in enumerate(tokens[:-1])]
+        attacker = Tenant(server.base, f"tenant-{args.tenants}", tokens[-1], args.attack_timeout)
+        for tenant in tenants + [attacker]:
+            stack.callback(tenant.close)
+        # Warm-up, not counted: every worker has served a few requests.
+        run_phase(tenants, None, lines, argparse.Namespace(**{**vars(args), "seconds": 1}))
+        a, _, a_seconds = run_phase(tenants, None, lines, args)
+        b, attacks, b_seconds = run_phase(tenants, attacker, lines, args)
+    result = {"A": figures(a), "B": figures(b), "attack": figures(attacks)}
+    result["ratio"] = result["B"]["p99"] / result["A"]["p99"]
+    print(f"round {number}: " + describe(result) + f"  (A {a_seconds:.1f} s, B {b_seconds:.1f} s)",
+          flush=True)
+    return result
+
+
+def describe(result):
+    def part(name, f):
+        failed = f", {f['failed']:.0f} failed" if f["failed"] else ""
+        return (f"{name} p50 {f['p50']:.1f} ms p99 {f['p99']:.1f} ms"
+                f" ({f['requests']:.0f} requests{failed})")
+    return "; ".join([part("A normal", result["A"]), part("B normal", result["B"]),
+                      f"B/A p99 {result['ratio']:.2f}", part("attack", result["attack"])])
+
+
+def medians(results):
+    def median_of(key):
+        return {name: statistics.median(r[key][name] for r in results)
+                for name in results[0][key]}
+    return {"A": median_of("A"), "B": median_of("B"), "attack": median_of("attack"),
+            "ratio": statistics.median(r["ratio"] for r in results)}
+
+
+def stop_on_signal(signum, _frame):
+    raise SystemExit(f"bench/hostile_tenant.py: stopped by signal {signum}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=10, help="length of each phase (S)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds; their medians are printed")
+    parser.add_argument("--tenants", type=int, default=4, help="normal tenants (T)")
+    parser.add_argument("--think", type=float, default=10,
+                        help="ms a normal tenant waits between its requests")
+    parser.add_argument("--attacks", type=int, default=0,
+                        help="attacks per round (0: as many as fit in the phase)")
+    parser.add_argument("--attack-every", type=float, default=0.2,
+                        help="seconds from the start of one attack to the next (0: back to back)")
+    parser.add_argument("--attack-timeout", type=float, default=40,
+                        help="seconds an attack request may take before it counts as failed")
+    parser.add_argument("--postgres", default=None, metavar="URL",
+                        help="a PostgreSQL URL (postgresql+psycopg://...); default: SQLite files")
+    args = parser.parse_args()
+    limit = int(args.rounds * (2 * args.seconds + args.attack_timeout + 45)) + 30
+    # SystemExit, not a kill: the context managers still stop gunicorn and drop the schema.
+    signal.signal(signal.SIGALRM, stop_on_signal)
+    signal.signal(signal.SIGTERM, stop_on_signal)
+    signal.alarm(limit)
+    backend = ingest.backend_name(args.postgres)
+    print(f"{backend}; {args.tenants} normal tenants (1 and 5 lines a request, {args.think:g} ms"
+          f" between), 1 attacker (118 KiB Bash result every {args.attack_every:g} s); phases of {args.seconds:g} s;"
+          f" {args.rounds} round(s); stops after {limit} s at most", flush=True)
+    lines = ingest.claude_lines(LINES)
+    results = [one_round(n + 1, lines, args) for n in range(args.rounds)]
+    summary = medians(results)
+    if args.rounds > 1:
+        print(f"median of {args.rounds}: " + describe(summary))
+    met = summary["attack"]["p99"] < GOAL_MS and not summary["attack"]["failed"]
+    print(f"goal: attack request < {GOAL_MS} ms at p99 {'met' if met else 'NOT met'};"
+          f" normal tenants' p99 B/A {summary['ratio']:.2f} (unchanged: about 1)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
