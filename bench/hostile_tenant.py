@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/hostile_tenant.py [--seconds S (10)] [--rounds R (3)]
         [--tenants T (4)] [--think MS (10)] [--attacks N (0: until the phase ends)]
-        [--attack-timeout S (40)] [--postgres URL]
+        [--attack-every S (0.2)] [--attack-timeout S (40)] [--control] [--postgres URL]
 
 Each round serves a fresh migrated database (a SQLite file, or a new schema of the
 PostgreSQL database at --postgres URL, postgresql+psycopg://...) with gunicorn on a
@@ -22,6 +22,12 @@ call, so evidence and its test summary read it), with the result line that close
 the turn (one request, the one timed), again and again. After S seconds the
 attacker starts no new attack, and phase B lasts until its last one is answered
 (at most --attack-timeout seconds): the normal tenants are timed all through it.
+With --control, a phase C is the same with a benign result of the same size (a
+`pytest -v` output) in place of the attack: what 118 KiB every 0.2 s cost the
+others whatever the text (B and C alternate in order from round to round).
+
+p99* is the p99 corrected for coordinated omission: a closed loop stalled for 30 s
+records one slow request where a runner would have had hundreds of lines waiting.
 
 Goals (issue 29): the attack request answers in < 100 ms, and the normal tenants'
 p99 in B is that of A (a B/A ratio near 1; compare it with how much A's p99
@@ -61,10 +67,24 @@ from tests import claude_lines as cl  # noqa: E402
 from tests import servers  # noqa: E402
 
 ATTACK_RESULT = "1 passed in 0.2s\n" + 60000 * "\n"
+
+
+def benign_result():
+    """A `pytest -v` output as long as the attack once in JSON (118 KiB): the control."""
+    size = len(json.dumps(ATTACK_RESULT))
+    lines, at = [], 0
+    while len(json.dumps("".join(lines))) < size - 100:
+        lines.append(f"tests/test_app.py::test_case_{at:05d} PASSED\n")
+        at += 1
+    return "".join(lines) + f"===== {at} passed in 0.2s =====\n"
+
+
+BENIGN_RESULT = benign_result()
 SESSIONS = "/api/remote/sessions"
 BATCHES = (1, 5)  # lines per request, in turn
 LINES = 40_000  # enough for a tenant's phase at any speed this machine reaches
 GOAL_MS = 100
+ATTACKERS = {"B": "attack (118 KiB hostile)", "C": "control (118 KiB pytest -v)"}
 NAN = float("nan")
 IDLE_SECONDS = 3  # gunicorn.conf.py's keepalive is 5 s
 
@@ -155,8 +175,8 @@ def normal_loop(tenant, lines, think, stop, timings):
         stop.wait(think)
 
 
-def attack_loop(tenant, attacks, every, stop, timings):
-    """Every `every` seconds open a Bash call, then post its 118 KiB result with the
+def attack_loop(tenant, text, attacks, every, stop, timings):
+    """Every `every` seconds open a Bash call, then post `text` as its result with the
     turn's result line (timed, into `timings`), until `stop` or `attacks` attacks
     (0: no limit)."""
     done, began = 0, time.monotonic()
@@ -172,12 +192,12 @@ def attack_loop(tenant, attacks, every, stop, timings):
             timings.append((NAN, status))
             stop.wait(0.5)
             continue
-        status, ms = tenant.post_lines([cl.tool_result(tool_id, ATTACK_RESULT), cl.result()])
+        status, ms = tenant.post_lines([cl.tool_result(tool_id, text), cl.result()])
         timings.append((ms, status))
         done += 1
 
 
-def run_phase(tenants, attacker, lines, args):
+def run_phase(tenants, attacker, lines, args, text=ATTACK_RESULT):
     """(normal tenants' timings, attacker's timings, seconds) of one phase."""
     stop, attack_stop = threading.Event(), threading.Event()
     normal, attacks = [], []
@@ -187,7 +207,7 @@ def run_phase(tenants, attacker, lines, args):
                                 args=(t, lines, args.think / 1000, stop, normal)) for t in tenants]
     if attacker:
         threads.append(threading.Thread(target=attack_loop, daemon=True,
-                                        args=(attacker, args.attacks, args.attack_every,
+                                        args=(attacker, text, args.attacks, args.attack_every,
                                               attack_stop, attacks)))
     began = time.perf_counter()
     try:
@@ -256,26 +276,34 @@ def one_round(number, lines, args):
         # Warm-up, not counted: every worker has served a few requests.
         run_phase(tenants, None, lines, argparse.Namespace(**{**vars(args), "seconds": 1}))
         a, _, a_seconds = run_phase(tenants, None, lines, args)
-        b, attacks, b_seconds = run_phase(tenants, attacker, lines, args)
+        phases = [("B", ATTACK_RESULT)] + ([("C", BENIGN_RESULT)] if args.control else [])
+        if number % 2 == 0:  # B and C alternate in order, so drift in the load cancels out
+            phases.reverse()
+        after = {name: run_phase(tenants, attacker, lines, args, text) for name, text in phases}
     # What a tenant's loop would take per request were nothing slow: its wait, and
     # the median answer of phase A.
     interval = args.think + statistics.median(ms for ms, _ in a)
-    result = {"A normal": figures(a, a_seconds, interval),
-              "B normal": figures(b, b_seconds, interval),
-              "attack": figures(attacks, b_seconds)}
-    result["B/A p99"] = result["B normal"]["p99"] / result["A normal"]["p99"]
-    result["B/A p99*"] = result["B normal"]["p99*"] / result["A normal"]["p99*"]
-    print(table(f"round {number} (A {a_seconds:.1f} s, B {b_seconds:.1f} s)", result), flush=True)
+    result = {"A normal": figures(a, a_seconds, interval)}
+    for name, (normal, attacks, seconds) in sorted(after.items()):
+        result[f"{name} normal"] = figures(normal, seconds, interval)
+        result[ATTACKERS[name]] = figures(attacks, seconds)
+    ratios = {f"{name}/A {column}": result[f"{name} normal"][column] / result["A normal"][column]
+              for name in sorted(after) for column in ("p99", "p99*")}
+    result["ratios"] = ratios
+    seconds = ", ".join(f"{name} {value[-1]:.1f} s" for name, value in
+                        sorted({"A": (a_seconds,), **after}.items()))
+    print(table(f"round {number} ({seconds})", result), flush=True)
     return result
 
 
 def table(title, result):
     columns = list(result["A normal"])
     rows = [f"{title:<34}" + "".join(f"{name:>10}" for name in columns)]
-    for name in ("A normal", "B normal", "attack"):
-        rows.append(f"  {name:<32}" + "".join(cell(column, result[name][column])
-                                               for column in columns))
-    rows.append(f"  normal tenants' B/A: p99 {result['B/A p99']:.2f}, p99* {result['B/A p99*']:.2f}")
+    for name, found in result.items():
+        if name != "ratios":
+            rows.append(f"  {name:<32}" + "".join(cell(c, found[c]) for c in columns))
+    rows.append("  normal tenants: " + ", ".join(f"{name} {value:.2f}"
+                                                 for name, value in result["ratios"].items()))
     return "\n".join(rows)
 
 
@@ -312,10 +340,14 @@ def main():
                         help="seconds from the start of one attack to the next (0: back to back)")
     parser.add_argument("--attack-timeout", type=float, default=40,
                         help="seconds an attack request may take before it counts as failed")
+    parser.add_argument("--control", action="store_true",
+                        help="a phase C as well: B's attacker posting a benign result of the same size")
     parser.add_argument("--postgres", default=None, metavar="URL",
                         help="a PostgreSQL URL (postgresql+psycopg://...); default: SQLite files")
     args = parser.parse_args()
-    limit = int(args.rounds * (2 * args.seconds + args.attack_timeout + 45)) + 30
+    attacked = 2 if args.control else 1
+    limit = int(args.rounds * ((1 + attacked) * args.seconds + attacked * args.attack_timeout
+                               + 45)) + 30
     # SystemExit, not a kill: the context managers still stop gunicorn and drop the schema.
     signal.signal(signal.SIGALRM, stop_on_signal)
     signal.signal(signal.SIGTERM, stop_on_signal)
@@ -330,10 +362,12 @@ def main():
     summary = medians(results)
     if args.rounds > 1:
         print(table(f"median of {args.rounds} rounds", summary))
-    met = summary["attack"]["p99"] < GOAL_MS and not summary["attack"]["failed"]
+    attack = summary[ATTACKERS["B"]]
+    met = attack["p99"] < GOAL_MS and not attack["failed"]
+    ratios = summary["ratios"]
     print(f"goal: attack request < {GOAL_MS} ms at p99 {'met' if met else 'NOT met'};"
-          f" normal tenants' p99 B/A {summary['B/A p99']:.2f}, p99* {summary['B/A p99*']:.2f}"
-          " (unchanged: about 1)")
+          f" normal tenants' p99 B/A {ratios['B/A p99']:.2f}, p99* {ratios['B/A p99*']:.2f}"
+          " (unchanged: about 1" + (f", or C/A {ratios['C/A p99']:.2f})" if args.control else ")"))
     return 0
 
 
