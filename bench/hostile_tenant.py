@@ -298,10 +298,10 @@ def one_round(number, lines, args):
 
 def table(title, result):
     columns = list(result["A normal"])
-    rows = [f"{title:<34}" + "".join(f"{name:>10}" for name in columns)]
+    rows = [f"{title:<40}" + "".join(f"{name:>10}" for name in columns)]
     for name, found in result.items():
         if name != "ratios":
-            rows.append(f"  {name:<32}" + "".join(cell(c, found[c]) for c in columns))
+            rows.append(f"  {name:<38}" + "".join(cell(c, found[c]) for c in columns))
     rows.append("  normal tenants: " + ", ".join(f"{name} {value:.2f}"
                                                  for name, value in result["ratios"].items()))
     return "\n".join(rows)
@@ -355,8 +355,9 @@ def main():
     signal.alarm(limit)
     backend = ingest.backend_name(args.postgres)
     print(f"{backend}; {args.tenants} normal tenants (1 and 5 lines a request, {args.think:g} ms"
-          f" between), 1 attacker (118 KiB Bash result every {args.attack_every:g} s); phases of {args.seconds:g} s;"
-          f" {args.rounds} round(s); stops after {limit} s at most", flush=True)
+          f" between), 1 attacker (118 KiB Bash result every {args.attack_every:g} s);"
+          f" phases of {args.seconds:g} s; {args.rounds} round(s); stops after {limit} s at most",
+          flush=True)
     lines = ingest.claude_lines(LINES)
     results = [one_round(n + 1, lines, args) for n in range(args.rounds)]
     summary = medians(results)
