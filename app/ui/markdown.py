@@ -13,6 +13,7 @@ length is text, as in CommonMark). It is also fast: a block (a paragraph, a list
 is rendered whole by patterns that do not cross lines, not line by line, and a
 text longer than RENDER_MAX_CHARS is shown escaped and preformatted, not rendered.
 """
+import functools
 import re
 
 from markupsafe import Markup
@@ -97,10 +98,11 @@ def render(text, max_chars=RENDER_MAX_CHARS):
         end = len(text) if end < 0 else end
         line = text[start:end]
         fence = FENCE.match(line)
+        heading = None if fence else HEADING.match(line)
         if fence:
             pos = _code_block(text, end, fence, html)
-        elif HEADING.match(line):
-            level, title = HEADING.match(line).groups()
+        elif heading:
+            level, title = heading.groups()
             html.append(f"<h{len(level)}>{_inline_lines(_heading_title(title))}</h{len(level)}>")
             pos = end + 1
         elif BULLET.match(line) or NUMBERED.match(line):
@@ -127,9 +129,15 @@ def _inline_lines(text):
         return _emphasis(_escape(text))
     if "``" not in text and "](" not in text:  # single backticks only: no link either
         return _single_spans(_escape(text))
-    if "\n" not in text:
-        return _inline_line(text)
-    return "\n".join(_inline_line(line) for line in text.split("\n"))
+    # Code spans and links line by line; then emphasis on every line's pieces of text at once.
+    lines = [_line_parts(line) for line in text.split("\n")]
+    texts = _emphasis(_escape("\r".join([piece for parts in lines for piece in parts[0::2]])))
+    texts, taken = texts.split("\r"), 0
+    for parts in lines:
+        count = (len(parts) + 1) // 2
+        parts[0::2] = texts[taken:taken + count]
+        taken += count
+    return "\n".join(["".join(parts) for parts in lines])
 
 
 def _single_spans(safe):
@@ -142,10 +150,11 @@ def _single_spans(safe):
     return "".join(parts)
 
 
-def _inline_line(text):
+def _line_parts(text):
+    """One line as text (even places, raw) between code spans and links (as HTML)."""
     runs = [(m.start(), m.end()) for m in BACKTICKS.finditer(text)] if "`" in text else []
     if len(runs) < 2 and "](" not in text:  # no code span and no link
-        return _emphasis(_escape(text))
+        return [text]
     out, pos = [], 0
     closing = _closing_runs(runs)
     run, bracket = 0, text.find("[")
@@ -175,10 +184,7 @@ def _inline_line(text):
         if bracket >= 0 and bracket < pos:
             bracket = text.find("[", pos)
     out.append(text[pos:])
-    # The pieces of text (even places, and the label inside each link) get emphasis at once.
-    texts = out[0::2]
-    out[0::2] = _emphasis(_escape("\r".join(texts))).split("\r")
-    return "".join(out)
+    return out  # a link's label is text too, between its two tags
 
 
 def _escape(text):
@@ -213,7 +219,7 @@ def _pairs(safe, tag):
     if not live:
         return safe
     for mark in live:
-        if safe.count("\n") + safe.count("\r") < 8:  # a few pieces, one by one
+        if safe.count("\n") + safe.count("\r") < 32:  # a few pieces, one by one
             safe = "".join(_dead_swapped(piece, tag, mark) for piece in PIECE_ENDS.split(safe))
             continue
         # Pieces read backwards: "\n" + text -> ..., end of a piece, its dead marks, the rest.
@@ -247,7 +253,7 @@ def _heading_title(title):
 def _code_block(text, end, fence, html):
     """The fenced block whose opening line ends at `end`; the position after it."""
     marker, lang = fence.group(1), fence.group(2)
-    closing = re.compile(r"^[^\S\n]*" + re.escape(marker), re.M).search(text, end + 1)
+    closing = _closing_fence(marker).search(text, end + 1)
     body = text[end + 1:closing.start() - 1] if closing else text[end + 1:]
     css = f' class="language-{_escape(lang)}"' if lang else ""
     html.append(f"<pre><code{css}>{_escape(body)}</code></pre>")
@@ -255,6 +261,12 @@ def _code_block(text, end, fence, html):
         return len(text) + 1
     after = text.find("\n", closing.start())
     return len(text) + 1 if after < 0 else after + 1
+
+
+@functools.lru_cache(maxsize=64)
+def _closing_fence(marker):
+    """A line that starts with `marker` once its leading blanks are left out."""
+    return re.compile(r"^[^\S\n]*" + re.escape(marker), re.M)
 
 
 def _list(text, start, tag, html):
