@@ -45,9 +45,6 @@ LIST_MARKS = {"ul": re.compile(r"^[^\S\n]{0,3}[-*+][^\S\n]+", re.M),
 # link is `[label](http(s)://target)`, its label running to the first `]`.
 BACKTICKS = re.compile(r"`+")
 LINK_TAIL = re.compile(r"\]\((https?://[^\s()<>]++)\)")
-# Where every backtick run is a single one, each pairs with the next on its line: the
-# span's text (escaped), stripped of the blanks at its ends.
-SINGLE_SPAN = re.compile(r"`[^\S\n]*+([^\s`]*+(?:[^\S\n]++[^\s`]++)*+)[^\S\n]*+`")
 # Emphasis works on escaped text, in which ' and " cannot occur, and on many pieces of
 # text at once: a newline or "\r" (none is left in the text) ends a piece. Each pair is
 # the leftmost opener and the first closer after it with some text between. The marks
@@ -70,7 +67,8 @@ for _tag, _kinds in KINDS.items():
     for _mark, (_opener, _closer, _reversed) in _kinds.items():
         CLOSERS[_tag, _mark] = re.compile(_closer)
         REVERSED[_tag, _mark] = re.compile(_reversed)
-        DEAD[_tag, _mark] = re.compile(rf"([\r\n])((?:(?!{_reversed})[^\r\n])*+)")
+        DEAD[_tag, _mark] = re.compile(
+            rf"([\r\n])((?:[^\r\n{re.escape(_mark)}]++|(?!{_reversed}){re.escape(_mark)})*+)")
     # Group 1 is the opener (of stars, with both kinds live) and group 2 the text between.
     for _mark, (_opener, _closer, _reversed) in _kinds.items():
         PAIRS[_tag, (_mark,)] = re.compile(f"({_opener})([^\r\n]+?){_closer}")
@@ -127,8 +125,10 @@ def _inline_lines(text):
     """Each line of `text` rendered inline (no construct spans lines), joined by newlines."""
     if "`" not in text and "](" not in text:
         return _emphasis(_escape(text))
-    if "``" not in text and "](" not in text:  # single backticks only: no link either
-        return _single_spans(_escape(text))
+    if "](" not in text:  # no link; if every backtick run has one length, each pairs with the next
+        widths = set(BACKTICKS.findall(text))
+        if len(widths) == 1:
+            return _even_spans(_escape(text), len(widths.pop()))
     # Code spans and links line by line; then emphasis on every line's pieces of text at once.
     lines = [_line_parts(line) for line in text.split("\n")]
     texts = _emphasis(_escape("\r".join([piece for parts in lines for piece in parts[0::2]])))
@@ -140,9 +140,16 @@ def _inline_lines(text):
     return "\n".join(["".join(parts) for parts in lines])
 
 
-def _single_spans(safe):
-    """Escaped text whose backtick runs are all single: each pairs with the next."""
-    parts = SINGLE_SPAN.split(safe)  # text, span, text, ..., text
+@functools.lru_cache(maxsize=64)
+def _span(width):
+    """A code span of `width` backticks without backticks inside: its text, stripped."""
+    run = f"(?<!`)`{{{width}}}(?!`)"
+    return re.compile(rf"{run}[^\S\n]*+([^\s`]*+(?:[^\S\n]++[^\s`]++)*+)[^\S\n]*+{run}")
+
+
+def _even_spans(safe, width):
+    """Escaped text whose backtick runs all have `width`: each pairs with the next."""
+    parts = _span(width).split(safe)  # text, span, text, ..., text
     if len(parts) == 1:
         return _emphasis(safe)
     parts[0::2] = _emphasis("\r".join(parts[0::2])).split("\r")
@@ -283,7 +290,11 @@ def _paragraphs(text, start, html):
     ends are kept as they are by inline rendering, and are then stripped."""
     found = BLOCK_LINE.search(text, start)
     end = found.start() if found else len(text)
-    body = LEADING_BLANKS.sub("\n", LEADING_BLANKS.sub("\n", _inline_lines(text[start:end])[::-1])[::-1])
-    body = BLANK_LINES.sub("\r", body.strip()).replace("\n", "<br>").replace("\r", "</p>\n<p>")
+    body = _inline_lines(text[start:end])
+    if "\n" in body:
+        body = LEADING_BLANKS.sub("\n", LEADING_BLANKS.sub("\n", body[::-1])[::-1])
+        body = BLANK_LINES.sub("\r", body.strip()).replace("\n", "<br>").replace("\r", "</p>\n<p>")
+    else:
+        body = body.strip()
     html.append(f"<p>{body}</p>")
     return end + 1
