@@ -123,9 +123,10 @@ def inline(text):
 
 def _inline_lines(text):
     """Each line of `text` rendered inline (no construct spans lines), joined by newlines."""
-    if "`" not in text and "](" not in text:
+    links = "](" in text and LINK_TAIL.search(text) is not None
+    if "`" not in text and not links:
         return _emphasis(_escape(text))
-    if "](" not in text:  # no link; if every backtick run has one length, each pairs with the next
+    if not links:  # if every backtick run has one length, each pairs with the next
         widths = set(BACKTICKS.findall(text))
         if len(widths) == 1:
             return _even_spans(_escape(text), len(widths.pop()))
