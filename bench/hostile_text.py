@@ -64,6 +64,17 @@ def hostile_texts(size):
     }
 
 
+def markdown_texts(size):
+    """hostile_texts and, for the Markdown renderer, a block every few characters."""
+    def fill(unit):
+        return unit * max(1, size // len(unit))
+    return {**hostile_texts(size), "one-char lines": fill("a\n"), "paragraphs": fill("a\n\n"),
+            "heading lines": fill("# a\n"), "items": fill("- a\n"), "alternate lists": fill("- a\n1. b\n"),
+            "fences": fill("```\n```\n"), "code lines": fill("``a``\n"), "link lines": fill("[a](https://x)\n"),
+            "label lines": fill("[a](\n"), "star lines": fill("a* *a\n"),
+            "prose": fill("Some *prose* with `code`, a [link](https://x.org) and **bold**.\n" * 3 + "\n")}
+
+
 class Message:
     def __init__(self, role, content):
         self.role, self.content = role, content
@@ -91,7 +102,8 @@ def paths(size):
                      "parts": [{"type": "text", "text": text} for text in texts.values()]}
     found = {
         "test summaries": (summarize, texts),
-        "markdown": (markdown.render, texts),
+        # The renderer itself (a text longer than RENDER_MAX_CHARS is shown preformatted).
+        "markdown": (lambda text: markdown.render(text, max_chars=None), markdown_texts(size)),
         "titles": (lambda text: (init_fields([Message("system", "Session started: " + text)]),
                                  one_line(text)), texts),
         "search snippets": (lambda text: head_snippet(text, ["a", "passed", "run"]), texts),
@@ -172,6 +184,15 @@ def main():
               f"{timed(_evidence_parse, output, args.runs) * 1e6:.0f} µs")
     print(f"16 KB backtick message rendered: "
           f"{timed(markdown.render, ATTACK_MESSAGE, args.runs) * 1000:.2f} ms  (goal < 50 ms)")
+    print("Markdown of each input, ms per MiB (worst first):")
+    size = int(args.mib * MIB)
+    figures = {label: timed(lambda text: markdown.render(text, max_chars=None), value, args.runs)
+               * 1000 / (size / MIB) for label, value in markdown_texts(size).items()}
+    print("  " + ", ".join(f"{label} {figure:.0f}"
+                           for label, figure in sorted(figures.items(), key=lambda item: -item[1])))
+    longest = "*a " * (markdown.RENDER_MAX_CHARS // 3 + 1)
+    print(f"a message past RENDER_MAX_CHARS ({len(longest)} characters) shown preformatted: "
+          f"{timed(markdown.render, longest, args.runs) * 1000:.2f} ms")
 
 
 if __name__ == "__main__":

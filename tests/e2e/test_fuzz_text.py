@@ -87,6 +87,7 @@ def _tool_text(text):
 TEXT_PATHS = {
     "test summaries": summarize,
     "markdown": render,
+    "markdown past its bound": lambda text: render(text, max_chars=None),  # rendered all the same
     "titles": _title,
     "search snippets": lambda text: head_snippet(text, ["a", "passed", "word"]),
     "tool text": _tool_text,

@@ -3,6 +3,7 @@ import re
 
 import pytest
 
+from app.ui.markdown import RENDER_MAX_CHARS
 from app.ui.markdown import inline
 from app.ui.markdown import render
 
@@ -60,3 +61,35 @@ def test_headings_and_lists():
 def test_empty_text_renders_nothing():
     assert str(render("")) == ""
     assert str(render(None)) == ""
+
+
+# The renderer works on whole blocks at once; these outputs are the line-by-line
+# renderer's, which it must keep (tests/unit/test_hostile_text.py has the timings).
+@pytest.mark.parametrize(("source", "html"), [
+    ("a* *b* *c\n*d* e*", "<p>a* <em>b</em> *c<br><em>d</em> e*</p>"),
+    ("it's *a \"b\"* and _c'_",
+     "<p>it&#39;s <em>a &#34;b&#34;</em> and <em>c&#39;</em></p>"),
+    ("`a` *b* `c`\n`d *e` f*",
+     "<p><code>a</code> <em>b</em> <code>c</code><br><code>d *e</code> f*</p>"),
+    ("  one  \n\ttwo *x*\n\n\n three\n", "<p>one<br>two <em>x</em></p>\n<p>three</p>"),
+    ("x *a\ry* z", "<p>x *a<br>y* z</p>"),
+    ("a_b_ _c_ *d*_", "<p>a_b_ <em>c</em> *d*_</p>"),
+    ("**a *b* c** and *d **e** f*",
+     "<p><strong>a <em>b</em> c</strong> and <em>d <strong>e</strong> f</em></p>"),
+    ("- `a` *b*\n- c_\n1. d",
+     "<ul><li><code>a</code> <em>b</em></li><li>c_</li></ul>\n<ol><li>d</li></ol>"),
+])
+def test_blocks_rendered_whole_keep_each_line_apart(source, html):
+    assert str(render(source)) == html
+
+
+def test_inline_keeps_a_carriage_return_inside_a_pair():
+    assert str(inline("x *a\ry* z")) == "x <em>a\ry</em> z"
+
+
+def test_a_text_past_the_bound_is_shown_escaped_and_preformatted():
+    text = "<b>**a**</b>\n" * (RENDER_MAX_CHARS // 13 + 1)
+    html = str(render(text))
+    assert html == '<pre class="long-text">' + "&lt;b&gt;**a**&lt;/b&gt;\n" * (
+        RENDER_MAX_CHARS // 13 + 1) + "</pre>"
+    assert str(render(text[:RENDER_MAX_CHARS])).startswith("<p>&lt;b&gt;<strong>a</strong>")
