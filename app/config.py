@@ -115,6 +115,11 @@ class Config:
     # sets it under the gthread worker, where each stream holds one of its threads).
     MAX_STREAMS_PER_USER = 64
     MAX_STREAMS_PER_PROCESS = 0
+    # The viewer's pages (its first page, older and newer fragments) stop at this many
+    # bytes of text as stored: each is rendered as Markdown, which costs more per byte
+    # than the API's JSON (up to ~0.5 s per MiB of the worst text), so a page of hostile
+    # text holds a worker for about a second at most.
+    VIEWER_PAGE_BYTES = 2 * 1024 ** 2
 
 
 # Numeric settings and the least each may be: a zero page size or poll interval
@@ -155,6 +160,7 @@ AT_LEAST = {
     "STREAM_PAGE_BYTES": 1,
     "MAX_STREAMS_PER_USER": 0,
     "MAX_STREAMS_PER_PROCESS": 0,
+    "VIEWER_PAGE_BYTES": 1,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "VIEWER_PAGE_MESSAGES", "MAX_CONTEXT_BYTES",
@@ -163,7 +169,8 @@ WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN",
                  "MAX_OPEN_SESSIONS_PER_USER", "SESSION_TOKEN_GRACE_SECONDS",
                  "WRITE_TOKEN_LIFETIME_SECONDS",
                  "MAX_OUTPUT_BYTES_PER_USER_PER_DAY", "MAX_SESSIONS_PER_USER_PER_DAY",
-                 "PAGE_MAX_BYTES", "STREAM_PAGE_BYTES", "MAX_STREAMS_PER_USER", "MAX_STREAMS_PER_PROCESS"}
+                 "PAGE_MAX_BYTES", "STREAM_PAGE_BYTES", "MAX_STREAMS_PER_USER", "MAX_STREAMS_PER_PROCESS",
+                 "VIEWER_PAGE_BYTES"}
 
 
 def check_numbers(config):

@@ -86,7 +86,7 @@ def session(session_id):
     """One session's transcript, followed live by static/viewer.js."""
     found = service.get_session_tail(session_id, db.reading(), caller=current_caller(),
                                      max_messages=current_app.config["VIEWER_PAGE_MESSAGES"],
-                                     max_bytes=current_app.config["PAGE_MAX_BYTES"])
+                                     max_bytes=current_app.config["VIEWER_PAGE_BYTES"])
     last_id = found.messages[-1].id if found.messages else 0
     return render_template(
         "ui/session.html", agent_session=found, figures=header_figures(found),
@@ -166,7 +166,7 @@ def session_bubbles(session_id):
     page = service.list_messages(session_id, db.reading(), after=request.args.get("after"),
                                  limit=current_app.config["MAX_PAGE_SIZE"],
                                  caller=current_caller(),
-                                 max_bytes=current_app.config["PAGE_MAX_BYTES"])
+                                 max_bytes=current_app.config["VIEWER_PAGE_BYTES"])
     response = current_app.make_response(
         render_template("ui/_bubbles.html", bubbles=bubbles(page.items)))
     if page.items:
@@ -181,7 +181,7 @@ def _older_bubbles(session_id):
     page = service.list_messages_before(session_id, db.reading(), before=request.args["before"],
                                         limit=current_app.config["VIEWER_PAGE_MESSAGES"],
                                         caller=current_caller(),
-                                        max_bytes=current_app.config["PAGE_MAX_BYTES"])
+                                        max_bytes=current_app.config["VIEWER_PAGE_BYTES"])
     response = current_app.make_response(
         render_template("ui/_bubbles.html", bubbles=bubbles(page.items)))
     if page.next_cursor:

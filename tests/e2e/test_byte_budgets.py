@@ -14,7 +14,7 @@ BUDGET = 100_000  # about one and a half rows
 
 @pytest.fixture
 def app_config():
-    return {"AUTH_DISABLED": True, "PAGE_MAX_BYTES": BUDGET}
+    return {"AUTH_DISABLED": True, "PAGE_MAX_BYTES": BUDGET, "VIEWER_PAGE_BYTES": BUDGET}
 
 
 def big_session(client, turns=5):
@@ -58,6 +58,15 @@ def test_the_viewer_pages_stop_at_the_budget_too(client):
     assert "turn 4" in html and "turn 3" not in html  # the newest row only
     older = client.get(f"/sessions/{sid}/bubbles?before=999999999")
     assert older.headers.get("X-Prev-Cursor")
+
+
+def test_the_viewer_has_a_budget_of_its_own_below_the_apis(client, app):
+    app.config["PAGE_MAX_BYTES"] = 100 * BUDGET  # the viewer keeps BUDGET: about one row
+    sid = big_session(client)
+    html = client.get(f"/sessions/{sid}").get_data(as_text=True)
+    assert "turn 4" in html and "turn 3" not in html  # the newest row only
+    session = client.get(f"/api/remote/sessions/{sid}").get_json()["session"]
+    assert len(session["messages"]) == 5  # the API's budget holds them all
     after = client.get(f"/sessions/{sid}/bubbles?after=0")
     assert after.headers.get("X-Next-Cursor") and "turn 0" in after.get_data(as_text=True)
     assert "turn 1" not in after.get_data(as_text=True)
