@@ -43,10 +43,10 @@ loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 
 # Server hooks
 def post_worker_init(worker):
-    """Move what the worker loaded at start (the app, its modules: ~69,000 objects)
-    out of the cyclic garbage collector's sight; it lives as long as the worker.
-    Replay allocates a tuple per row and so sets collections off often: measured
-    over 400,000 replayed events, a full collection walking those objects cost
-    35-40 ms and came once; with them frozen none came (bench/stream.py)."""
+    """Move what the worker loaded at start (the app, its modules) out of the cyclic
+    garbage collector's sight; it lives as long as the worker. Replay allocates a
+    tuple per row and so sets collections off often, and a full one walked all of
+    those objects, a pause in the stream; frozen, they are never walked
+    (docs/performance.md, Streaming)."""
     gc.collect()
     gc.freeze()

@@ -117,8 +117,8 @@ class Config:
     MAX_STREAMS_PER_PROCESS = 0
     # The viewer's pages (its first page, older and newer fragments) stop at this many
     # bytes of text as stored: each is rendered as Markdown, which costs more per byte
-    # than the API's JSON (up to ~0.5 s per MiB of the worst text), so a page of hostile
-    # text holds a worker for about a second at most.
+    # than the API's JSON, so a page of hostile text must be smaller for it to hold a
+    # worker no longer (the cost per MiB: docs/performance.md, Text parsing).
     VIEWER_PAGE_BYTES = 2 * 1024 ** 2
 
 

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from app.client import usage
 from app.client.batcher import Batcher
@@ -102,8 +103,9 @@ def run(client, request, *, sender=None, batcher=None):
     signals.install()
     spool = session_id = None
     try:
-        session_id, writer, spool, state = _session(client, request, sender)
-        return _run(client, request, sender, batcher, signals, session_id, writer, spool, state)
+        opened = _session(client, request, sender)
+        session_id, spool = opened.session_id, opened.spool
+        return _run(client, request, sender, batcher, signals, opened)
     except RunnerFailed as failed:
         log(str(failed))
         code = failed.exit_code
@@ -120,7 +122,8 @@ def run(client, request, *, sender=None, batcher=None):
     return code
 
 
-def _run(client, request, sender, batcher, signals, session_id, writer, spool, state):
+def _run(client, request, sender, batcher, signals, opened):
+    session_id, writer, spool, state = opened
     log(f"session {session_id}")
     log(f"viewer {client.viewer_url(session_id)}")
     env = dict(os.environ if request.child_env is None else request.child_env)
@@ -143,8 +146,18 @@ def _run(client, request, sender, batcher, signals, session_id, writer, spool, s
     return code
 
 
+class Opened(NamedTuple):
+    """The session a run writes: its id, the client that writes it, its spool, and the
+    spool's state when the run continues one (None for a new session)."""
+
+    session_id: str
+    writer: object
+    spool: object
+    state: object
+
+
 def _session(client, request, sender):
-    """(session id, client that writes it, spool, spool state or None)."""
+    """The session to write (Opened): continued from its spool, or opened anew."""
     if request.session_id:
         try:
             spool, state = Spool.resume(request.spool_dir, request.session_id)
@@ -152,7 +165,7 @@ def _session(client, request, sender):
             raise RunnerFailed(str(err), SPOOL_LOCKED) from None
         except SpoolError as err:
             raise RunnerFailed(str(err)) from None
-        return request.session_id, client, spool, state
+        return Opened(request.session_id, client, spool, state)
     opened = sender.retrying("opening a session", lambda: client.open_session(
         request.session_type, provider=request.provider, user_id=request.user_id,
         context=request.context))
@@ -172,7 +185,7 @@ def _session(client, request, sender):
     if mode & 0o077:  # made before the runner made its folders 0700, or by hand
         log(f"the spool folder {request.spool_dir} is open to others (mode {mode:o}): the agent's"
             f" output is in it; `chmod 700 {request.spool_dir}`")
-    return session_id, writer, spool, None
+    return Opened(session_id, writer, spool, None)
 
 
 class Recorder:

@@ -81,8 +81,9 @@ class Message:
 
 
 # Chunk, StoredOutput and StreamEvent (app/transcript/event_types.py) are made once
-# per line ingested: plain slotted dataclasses, since a frozen one took ~2 us more to
-# make (each of its fields set through object.__setattr__). Nothing changes them.
+# per line ingested: plain slotted dataclasses, since a frozen one sets each of its
+# fields through object.__setattr__, which shows at that rate (docs/performance.md).
+# Nothing changes them.
 
 
 @dataclass(slots=True)

@@ -1,7 +1,7 @@
 """JSON text in and out through orjson, with the stdlib's result wherever the two differ.
 
-orjson parses and writes the per-line JSON of ingest several times faster than
-the stdlib, but it is not the same everywhere. Where it refuses a value or would
+orjson parses and writes the per-line JSON of ingest faster than the stdlib
+(docs/performance.md, JSON), but it is not the same everywhere. Where it refuses a value or would
 give another one, these functions hand the value to the stdlib instead, so
 turnlog reads and writes what it did before:
 

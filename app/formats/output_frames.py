@@ -13,8 +13,8 @@ def event_json(event_index, stream, payload, created_at):
 
     Only the payload can hold characters JSON must escape: `stream` is one of three
     words (a CHECK constraint) and `created_at` is turnlog's own ISO-8601 text. The
-    payload is written by orjson (fast_json.dumps_text), ~10x the speed of the stdlib's
-    ASCII escaping for a typical line: non-ASCII characters stay as they are (a lone
+    payload is written by orjson (fast_json.dumps_text), much faster than the stdlib's
+    ASCII escaping (docs/performance.md, JSON): non-ASCII characters stay as they are (a lone
     surrogate, which orjson refuses, is escaped by the stdlib), as in the live events.
     """
     return (f'{{"event_index":{event_index},"stream":"{stream}",'

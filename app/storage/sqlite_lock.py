@@ -10,8 +10,8 @@ What makes a reader busy in WAL mode is not a writer (readers never wait for one
 but an exclusive lock on the database file: the last connection to close
 checkpoints the whole log and deletes it under one (a process that just filled the
 database, exiting), and the first to open after that rebuilds the log's index under
-one. Measured: a 100 MB log checkpointed on close held it for ~35 ms, and readers
-opening meanwhile with a 1 ms busy timeout got "database is locked".
+one. A big log holds that lock longer than a C busy timeout short enough for gevent,
+so readers opening meanwhile got "database is locked" (docs/performance.md, Storage).
 """
 import sqlite3
 import time

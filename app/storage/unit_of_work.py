@@ -137,12 +137,11 @@ class EngineUnitOfWork(_SqlRepositories):
     """A unit of work on a connection of its own from `engine`'s pool, for writes.
 
     The ORM session's transaction bookkeeping cost more than a small ingest request's
-    SQL (measured: an empty write transaction took ~160 us through the session, ~65 us
-    on a pooled connection); units of work hold no ORM objects, so they need none of
-    it. Nor does the transaction go through SQLAlchemy's: `begin(driver connection)`
+    SQL (docs/performance.md, Storage); units of work hold no ORM objects, so they need
+    none of it. Nor does the transaction go through SQLAlchemy's: `begin(driver connection)`
     starts it on the driver (SQLite: BEGIN IMMEDIATE; None: the driver begins with
     the first statement) and `commit()` commits there, then calls `after_commit()`
-    (~40 us an empty transaction through SQLAlchemy's, ~15 us so). A statement run
+    (a fraction of the cost of SQLAlchemy's transaction). A statement run
     through SQLAlchemy (`conn.execute`) joins that transaction. `commit()` ends the
     transaction: use cases commit last (a statement after it would run outside one).
     A writer nested in another of the same context is refused: on SQLite it would wait
@@ -213,7 +212,7 @@ class DriverFirstConnection:
 
     Ingest runs its statements on the driver (`dialect.on_driver`), which needs only
     `dialect` and `connection`; the SQLAlchemy Connection, whose making and closing
-    cost about as much as the pool checkout itself (~48,000 instructions), is made on
+    cost about as much as the pool checkout itself, is made on
     first use of anything else (`conn.execute(...)`), over the same DB-API connection,
     so it joins the transaction begun there.
     """

@@ -2,10 +2,10 @@
 
 In WAL mode every commit appends pages to the log, and by default the commit that
 takes the log past 1,000 pages copies them all back into the database file and
-syncs both: one request in a few dozen paid for everyone's pages (measured: about
-half of a 100-line ingest request's COMMIT, and a tail-latency spike for whoever
-drew it). Here one OS thread per database file checkpoints instead, a short while
-after writes: PASSIVE, so it never waits for or blocks a reader or a writer.
+syncs both: one request in a few dozen paid for everyone's pages, a tail-latency
+spike for whoever drew it (docs/performance.md, Storage). Here one OS thread per
+database file checkpoints instead, a short while after writes: PASSIVE, so it never
+waits for or blocks a reader or a writer.
 
 Request connections keep an automatic checkpoint as a backstop (BACKSTOP_PAGES),
 so the log stays bounded even if this thread falls behind or is not running. The

@@ -17,10 +17,10 @@ from app.streaming import sse
 
 bp = Blueprint("streaming", __name__, url_prefix="/api/remote/sessions")
 MAX_CLIENT_ID = 200
-# Events per write (~170 KB of Claude lines). A page of 5,000 events framed as one
-# ~3 MB string cost three to four times as much per event to frame and hand over
-# (fresh memory for the text, its bytes and the HTTP chunk, copied out of cache)
-# as writes of a few hundred events; a page's writes still all leave at once. A write
+# Events per write. A whole page framed as one string costs more per event to frame
+# and hand over than writes of a few hundred events (fresh memory for the text, its
+# bytes and the HTTP chunk, copied out of cache; docs/performance.md, Streaming); a
+# page's writes still all leave at once. A write
 # also ends once it holds WRITE_BYTES of event JSON: 256 lines of 2 MiB would be one
 # write of half a GiB.
 WRITE_EVENTS = 256

@@ -12,7 +12,7 @@ TURN_STARTED = "turn_started"
 IGNORED = "ignored"
 
 
-@dataclass(slots=True)  # not frozen: made for every line, and frozen costs ~2 us more
+@dataclass(slots=True)  # not frozen: made for every line (see Chunk in app/core/records.py)
 class StreamEvent:
     """What one line means to the accumulator.
 

@@ -19,7 +19,7 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 FIELDS = ("passed", "failed", "skipped", "errors")
 # A word every reader's summary line holds; an output with none of them is no test run.
 # Looked for as plain substrings: one regex alternation of them scanned each output
-# several times slower, and every shell command's output is asked.
+# slower (docs/performance.md, Text parsing), and every shell command's output is asked.
 REPORT_WORDS = ("passed", "passing", "failed", "error", "skipped", "deselected", "test result",
                 "Tests", "--- ", "FAIL", "no tests ran")
 RAN_COUNT = re.compile(r"Ran \d")

@@ -19,7 +19,7 @@ import re
 from markupsafe import Markup
 
 # A longer text is shown as it is (escaped, in a <pre>), so no message costs more
-# than rendering this many characters does (docs/security.md: about 0.13 s at worst).
+# than rendering this many characters does (its worst cost: docs/performance.md).
 RENDER_MAX_CHARS = 256 * 1024
 
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([\w+#.-]*)")

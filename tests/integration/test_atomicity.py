@@ -9,7 +9,8 @@ from tests import claude_lines as cl
 
 
 @pytest.mark.parametrize("kind", ["ordinary", "autonomous"])
-def test_a_failing_batch_is_rolled_back_whole(kind, app, new_session, feed, rows, outputs,
+@pytest.mark.usefixtures("app")
+def test_a_failing_batch_is_rolled_back_whole(kind, new_session, feed, rows, outputs,
                                               messages, session_row, counts):
     sid = new_session(kind)
     feed(sid, [cl.assistant(cl.text("Kept."), uuid="a-1")])

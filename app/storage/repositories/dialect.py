@@ -104,7 +104,8 @@ def driver_error(conn, err, statement, params=()):
     """The driver error `err` of `conn` as SQLAlchemy raises it from `conn.execute`, for
     work done on the driver itself: the app's handlers (a locked database, a timeout)
     see it as from anywhere else. (A function, not a context manager: it is on every
-    driver statement's path, and a generator-based one cost ~5,000 instructions a use.)"""
+    driver statement's path, and a generator-based one makes a generator and its frame
+    at each use: docs/performance.md, Storage.)"""
     return DBAPIError.instance(statement, params, err, conn.dialect.loaded_dbapi.Error,
                                dialect=conn.dialect)
 

@@ -6,8 +6,8 @@ each match with ** on both sides.
 
 The work per query is bounded. The page's ids are chosen first and snippets are
 made for those rows only. A snippet reads at most SNIPPET_PREFIX characters of its
-row: FTS5's snippet() costs time that grows faster than the row (about 4 ms at
-100,000 characters, 7 s at 5 MB with 28,000 matches), so a longer row comes back
+row: FTS5's snippet() costs time that grows faster than the row (docs/performance.md,
+Text parsing), so a longer row comes back
 with its first characters as `head` and the service makes its snippet. PostgreSQL's
 `search_vector` covers the same prefix (migration add_message_search), and its
 headline reads it. Each query also runs under a time budget, past which it is
