@@ -210,7 +210,12 @@ class _Stream:
                 return _STOP
             live = self.feed.kept()
             if live is not None:
-                yield from self._send(self.feed.take(live))
+                record = self.feed.take(live)
+                if record is not None:
+                    self.feed.delivered()
+                    if record.events:  # (a first page after a cursor inside a line may keep none)
+                        yield record
+                    self.last_sent = self.monotonic()
                 if self.monotonic() - self.started >= self.settings.max_seconds:
                     return _STOP
                 if self.feed.kept() is None:  # else: the next kept page, at once
@@ -260,7 +265,11 @@ class _Stream:
 
     def _send_read(self, events):
         self.feed.cursor = events[-1][0]
-        yield from self._send(self.feed.page(events))
+        self.feed.delivered()
+        record = self.feed.page(events)
+        if record.events:  # (a first page after a cursor inside a line may keep none)
+            yield record
+        self.last_sent = self.monotonic()
 
     def _read_page(self):
         """(events, more, None) for a full page that goes on right after the cursor:
@@ -296,18 +305,12 @@ class _Stream:
         yield self.feed.end(session)
         return _STOP
 
-    def _send(self, record):
-        """Hand on a page (None: the rows held nothing for this feed)."""
-        if record is None:
-            return
-        self.feed.delivered()
-        if record.events:  # (a first page after a cursor inside a line may keep none)
-            yield record
-        self.last_sent = self.monotonic()
-
     def _still_authorised(self):
-        due = self.monotonic() - self.last_checked >= self.settings.auth_check_seconds
-        if self.caller.token_id is not None and due:
+        """False once the caller's credentials, looked up again when a check is due, no
+        longer work (a caller without a token has none to lose)."""
+        if self.caller.token_id is None:
+            return True
+        if self.monotonic() - self.last_checked >= self.settings.auth_check_seconds:
             if not tokens.still_valid(self.caller, self.feed.new_uow()):
                 return False
             self.last_checked = self.monotonic()

@@ -42,9 +42,9 @@ _streams_lock = threading.Lock()
 _open_streams = 0
 # The SSE writes of the records the live hub shares, made by the first follower to
 # write one and dropped with it (the hub keeps a few pages per session, and each of
-# their feeds' records).
+# their feeds' records). Only get and setdefault are used, each one dict operation,
+# so followers in other threads need no lock; nothing iterates it.
 _framed = weakref.WeakKeyDictionary()
-_framed_lock = threading.Lock()
 
 
 def hub():
@@ -90,12 +90,9 @@ def shared_writes(record, frame):
     record the live hub shares (a `shared` Page, or the Events of one) goes to every
     follower of its feed, framed once. The text is encoded here too, once, so each
     write hands the server bytes as they are."""
-    with _framed_lock:
-        writes = _framed.get(record)
+    writes = _framed.get(record)
     if writes is None:
-        writes = [text.encode() for text in frame(record)]
-        with _framed_lock:
-            writes = _framed.setdefault(record, writes)
+        writes = _framed.setdefault(record, [text.encode() for text in frame(record)])
     return writes
 
 
