@@ -170,8 +170,10 @@ def _output_page(rows):
 
 
 def follow(feed, *, settings=StreamSettings(), caller=OPEN, monotonic=time.monotonic):
-    """Yield every record after `feed.cursor` once, in order, then tail the buffer
-    until the session ends (the feed's end record) or `settings.max_seconds` pass.
+    """Yield every record after `feed.cursor` once, in order: the replay sends what is
+    stored, then the tail waits for more and sends it, until the session ends (the
+    feed's end record) or `settings.max_seconds` pass. While idle the tail sends a
+    Heartbeat every `settings.heartbeat_seconds`.
 
     A stream lasts long after the request that opened it was authorised: every
     `settings.auth_check_seconds` the caller's credentials (its token, and its sign-in
@@ -212,10 +214,7 @@ class _Stream:
             if live is not None:
                 record = self.feed.take(live)
                 if record is not None:
-                    self.feed.delivered()
-                    if record.events:  # (a first page after a cursor inside a line may keep none)
-                        yield record
-                    self.last_sent = self.monotonic()
+                    yield from self._hand_on(record)
                 if self.monotonic() - self.started >= self.settings.max_seconds:
                     return _STOP
                 if self.feed.kept() is None:  # else: the next kept page, at once
@@ -265,8 +264,11 @@ class _Stream:
 
     def _send_read(self, events):
         self.feed.cursor = events[-1][0]
+        yield from self._hand_on(self.feed.page(events))
+
+    def _hand_on(self, record):
+        """A page, once the cursor it brings the client to is recorded."""
         self.feed.delivered()
-        record = self.feed.page(events)
         if record.events:  # (a first page after a cursor inside a line may keep none)
             yield record
         self.last_sent = self.monotonic()
