@@ -213,8 +213,12 @@ class _Stream:
             live = self.feed.kept()
             if live is not None:
                 record = self.feed.take(live)
+                # _hand_on, written out: every caught-up follower's pages come this way
                 if record is not None:
-                    yield from self._hand_on(record)
+                    self.feed.delivered()
+                    if record.events:
+                        yield record
+                    self.last_sent = self.monotonic()
                 if self.monotonic() - self.started >= self.settings.max_seconds:
                     return _STOP
                 if self.feed.kept() is None:  # else: the next kept page, at once
