@@ -27,9 +27,9 @@ def events(session_id):
     new_uow = db.detached_units_of_work()
     service.open_events(session_id, new_uow, caller=current_caller())
     follower = live.open_follower(session_id, current_caller())
-    records = service.follow_events(session_id, cursor, new_uow, settings=stream_settings(),
-                                    caller=current_caller(), wait=follower.wait,
-                                    shared=follower.shared)
+    feed = service.EventFeed(session_id, cursor, new_uow, wait=follower.wait,
+                             shared=follower.shared)
+    records = streaming.follow(feed, settings=stream_settings(), caller=current_caller())
     return event_stream_response(_frames(session_id, follower.tended(records),
                                          current_app.config["STREAM_RETRY_MS"]), follower)
 
@@ -45,7 +45,7 @@ def _frames(session_id, records, retry_ms):
     yield sse.retry(retry_ms)
     for record in records:
         if isinstance(record, service.Events):
-            yield from sse.cached_writes(record, _event_writes)
+            yield from live.shared_writes(record, _event_writes)
         elif isinstance(record, streaming.Reset):
             yield reset_frame(session_id, record)
         elif isinstance(record, service.EventsEnd):

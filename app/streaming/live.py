@@ -5,15 +5,19 @@ where each holds a thread), and a check that the client is still there. `/stream
 feed of the buffer can use it the same way:
 
     follower = live.open_follower(session_id, caller)   # 429 when over the limit
-    records = follower.tended(streaming.follow(..., wait=follower.wait,
-                                               shared=follower.shared))
+    feed = streaming.Feed(..., wait=follower.wait, shared=follower.shared)
+    records = follower.tended(streaming.follow(feed, ...))
     response.call_on_close(follower.close)
+
+The pages the hub shares go to every caught-up follower of their feed in the process;
+`shared_writes` frames each once for all of them.
 """
 import math
 import select
 import socket
 import threading
 import time
+import weakref
 
 from flask import current_app
 from flask import request
@@ -36,6 +40,11 @@ _hub_lock = threading.Lock()
 # one of the worker's threads; gunicorn.conf.py sets the cap below their number).
 _streams_lock = threading.Lock()
 _open_streams = 0
+# The SSE writes of the records the live hub shares, made by the first follower to
+# write one and dropped with it (the hub keeps a few pages per session, and each of
+# their feeds' records). Only get and setdefault are used, each one dict operation,
+# so followers in other threads need no lock; nothing iterates it.
+_framed = weakref.WeakKeyDictionary()
 
 
 def hub():
@@ -74,6 +83,17 @@ def open_follower(session_id, caller):
     except BaseException:
         _free_process_slot()
         raise
+
+
+def shared_writes(record, frame):
+    """`frame(record)`'s writes, made once per record and kept while it lives: a
+    record the live hub shares (a `shared` Page, or the Events of one) goes to every
+    follower of its feed, framed once. The text is encoded here too, once, so each
+    write hands the server bytes as they are."""
+    writes = _framed.get(record)
+    if writes is None:
+        writes = _framed.setdefault(record, [text.encode() for text in frame(record)])
+    return writes
 
 
 def _take_process_slot(limit, retry_after):

@@ -42,9 +42,9 @@ def stream(session_id):
                                    client_id=client_id, caller=current_caller())
     retry_ms = current_app.config["STREAM_RETRY_MS"]
     follower = live.open_follower(session_id, current_caller())
-    records = service.follow(session_id, cursor, new_uow, settings=stream_settings(),
-                             client_id=client_id, caller=current_caller(), wait=follower.wait,
-                             shared=follower.shared)
+    feed = service.Feed(session_id, cursor, new_uow, client_id=client_id, wait=follower.wait,
+                        shared=follower.shared)
+    records = service.follow(feed, settings=stream_settings(), caller=current_caller())
     return event_stream_response(_frames(session_id, follower.tended(records), retry_ms),
                                  follower)
 
@@ -91,7 +91,7 @@ def _frames(session_id, records, retry_ms):
     yield sse.retry(retry_ms)
     for record in records:
         if isinstance(record, service.Page) and record.shared:
-            yield from sse.cached_writes(record, _output_writes)
+            yield from live.shared_writes(record, _output_writes)
         elif isinstance(record, service.Page):
             for text in _output_writes(record):
                 yield text.encode()

@@ -30,12 +30,3 @@ def output_events(events):
     """
     return "".join([f"id: {index}\nevent: output\ndata: {data}\n\n" for index, data in events])
 
-
-def cached_writes(record, frame):
-    """`frame(record)`'s writes, made once per record and kept in its `memo`: a page
-    the live hub shares goes to every follower of its feed, framed once. The text is
-    encoded here too, once, so each write hands the server bytes as they are."""
-    writes = record.memo.get(cached_writes)
-    if writes is None:
-        writes = record.memo[cached_writes] = [text.encode() for text in frame(record)]
-    return writes

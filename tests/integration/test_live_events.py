@@ -8,6 +8,7 @@ import pytest
 from app import create_app
 from app import db
 from app.services import sessions
+from app.services import streaming
 from app.services.live import events as live_stream
 from app.services.streaming import StreamSettings
 
@@ -17,9 +18,9 @@ FAST = StreamSettings(page_size=7, poll_seconds=0, heartbeat_seconds=60, max_sec
 
 def replay(session_id, cursor):
     """(ids, names, end) of every event after `cursor` of a completed session."""
-    records = list(live_stream.follow_events(session_id, live_stream.parse_cursor(cursor),
-                                             db.detached_units_of_work(), settings=FAST,
-                                             sleep=lambda s: None))
+    feed = live_stream.EventFeed(session_id, live_stream.parse_cursor(cursor),
+                                 db.detached_units_of_work(), sleep=lambda s: None)
+    records = list(streaming.follow(feed, settings=FAST))
     events = [e for r in records if isinstance(r, live_stream.Events) for e in r.events]
     assert isinstance(records[-1], live_stream.EventsEnd)
     return events, records[-1]

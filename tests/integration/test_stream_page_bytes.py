@@ -10,8 +10,9 @@ ROW = 10_000
 
 
 def replay_pages(sid, settings):
-    records = list(streaming.follow(sid, streaming.FROM_START, db.detached_units_of_work(),
-                                    settings=settings, sleep=lambda s: None))
+    feed = streaming.Feed(sid, streaming.FROM_START, db.detached_units_of_work(),
+                          sleep=lambda s: None)
+    records = list(streaming.follow(feed, settings=settings))
     assert isinstance(records[-1], streaming.End)
     return [r.events for r in records if isinstance(r, streaming.Page)]
 

@@ -59,8 +59,9 @@ def outputs(records):
 def run(uow, cursor=-1, fake=None, caller=OPEN, **settings):
     fake = fake or FakeTime()
     options = {"poll_seconds": 1.0, "heartbeat_seconds": 3.0, "max_seconds": 10.0, **settings}
-    return list(streaming.follow("s1", cursor, uow, settings=StreamSettings(**options),
-                                 caller=caller, sleep=fake.sleep, monotonic=fake.monotonic))
+    return list(streaming.follow(streaming.Feed("s1", cursor, uow, sleep=fake.sleep),
+                                 settings=StreamSettings(**options), caller=caller,
+                                 monotonic=fake.monotonic))
 
 
 def test_completed_session_replays_in_pages_then_ends(uow):
@@ -173,7 +174,7 @@ def test_everything_expired_still_resets_then_ends(uow):
 
 def test_client_cursor_is_recorded_before_the_page_is_handed_on(uow):
     send(uow, "0", "1", "2")
-    records = streaming.follow("s1", -1, uow, client_id="tab", sleep=lambda s: None)
+    records = streaming.follow(streaming.Feed("s1", -1, uow, client_id="tab", sleep=lambda s: None))
     page = next(records)
     assert isinstance(page, Page) and len(page.events) == 3
     # the client may read the page and reconnect before the generator resumes
@@ -185,7 +186,7 @@ def test_client_cursor_is_recorded_before_the_page_is_handed_on(uow):
 def test_client_cursor_is_recorded_and_used_to_resume(uow):
     send(uow, "0", "1", "2")
     ingest.complete_session("s1", 0, uow)
-    list(streaming.follow("s1", 0, uow, client_id="tab", sleep=lambda s: None))
+    list(streaming.follow(streaming.Feed("s1", 0, uow, client_id="tab", sleep=lambda s: None)))
     assert uow.stream_cursors.last_delivered("s1", "tab") == 2
     assert streaming.resume_cursor("s1", uow, client_id="tab") == 2
     assert streaming.resume_cursor("s1", uow, after=1, client_id="tab") == 1
@@ -241,8 +242,9 @@ def test_with_a_wait_seam_the_stream_waits_until_its_next_heartbeat_instead_of_p
             ingest.complete_session("s1", 0, uow)
         return len(waits) == 2
 
-    records = list(streaming.follow("s1", -1, uow, sleep=fake.sleep, monotonic=fake.monotonic,
-                                    wait=wait, settings=StreamSettings(heartbeat_seconds=3.0)))
+    records = list(streaming.follow(streaming.Feed("s1", -1, uow, sleep=fake.sleep, wait=wait),
+                                    monotonic=fake.monotonic,
+                                    settings=StreamSettings(heartbeat_seconds=3.0)))
     assert fake.sleeps == 0  # no poll interval: the hub wakes it
     assert waits == [("s1", -1, 3.0), ("s1", -1, 3.0)]
     assert [type(r).__name__ for r in records] == ["Heartbeat", "Page", "End"]
@@ -258,8 +260,8 @@ def test_a_wake_up_that_finds_nothing_is_followed_by_one_poll_interval_not_a_spi
             ingest.complete_session("s1", 0, uow)
         return True  # e.g. the mark is ahead of rows retention removed
 
-    list(streaming.follow("s1", -1, uow, sleep=fake.sleep, monotonic=fake.monotonic,
-                          wait=always_awake, settings=StreamSettings(poll_seconds=1.0)))
+    list(streaming.follow(streaming.Feed("s1", -1, uow, sleep=fake.sleep, wait=always_awake),
+                          monotonic=fake.monotonic, settings=StreamSettings(poll_seconds=1.0)))
     assert len(waits) == 3 and fake.sleeps == 2  # wait, sleep, wait, sleep, wait
 
 
@@ -280,8 +282,8 @@ def test_a_caught_up_follower_takes_the_hubs_page_and_every_such_follower_the_sa
         return True
 
     def follower():
-        return streaming.follow("s1", 1, uow, sleep=fake.sleep, monotonic=fake.monotonic,
-                                wait=wait, shared=shared)
+        return streaming.follow(streaming.Feed("s1", 1, uow, sleep=fake.sleep, wait=wait,
+                                               shared=shared), monotonic=fake.monotonic)
 
     first, second = next(follower()), next(follower())
     assert first is second  # one Page (and so one framing) for both
@@ -300,8 +302,9 @@ def test_a_follower_off_the_hubs_pages_reads_for_itself(uow):
         ingest.complete_session("s1", 0, uow)
         return True
 
-    records = list(streaming.follow("s1", 0, uow, sleep=fake.sleep, monotonic=fake.monotonic,
-                                    wait=wait, shared=lambda session_id, cursor: None))
+    records = list(streaming.follow(streaming.Feed("s1", 0, uow, sleep=fake.sleep, wait=wait,
+                                                   shared=lambda session_id, cursor: None),
+                                    monotonic=fake.monotonic))
     assert [index for index, _ in outputs(records)] == [1, 2]
     assert isinstance(records[-1], End)
 
@@ -318,9 +321,10 @@ def test_live_events_followers_share_one_events_record_and_skip_lines_without_ev
         return True
 
     def follower():
-        return live_stream.follow_events(
-            "s1", live_stream.EventCursor(1), uow, sleep=fake.sleep, monotonic=fake.monotonic,
-            wait=wait, shared=lambda session_id, cursor: hub_page if cursor == 1 else None)
+        return streaming.follow(live_stream.EventFeed(
+            "s1", live_stream.EventCursor(1), uow, sleep=fake.sleep,
+            wait=wait, shared=lambda session_id, cursor: hub_page if cursor == 1 else None),
+            monotonic=fake.monotonic)
 
     first = next(follower())
     records = list(follower())

@@ -2,13 +2,13 @@
 
 The events were derived and stored by ingest (app/transcript/live_events.py),
 so this only reads them: the buffer rows that have any, then the completion's
-own (session_final_events), through the same `streaming.follow` loop as the raw
-output, with its retention, `Reset`, heartbeats and wake-ups. An event's id is
-`<line index>.<ordinal>`; a cursor names the last event a client has.
+own (session_final_events), as a feed (`EventFeed`) that `streaming.follow` takes
+through the same replay and tail as the raw output, with its retention, `Reset`,
+heartbeats and wake-ups. An event's id is `<line index>.<ordinal>`; a cursor names
+the last event a client has.
 """
 import time
 from dataclasses import dataclass
-from dataclasses import field
 
 from app.core.errors import InvalidEventId
 from app.formats import event_lines
@@ -37,13 +37,13 @@ class EventCursor:
 FROM_START = EventCursor(streaming.FROM_START)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Events:
-    """Consecutive live events, in order, as (id, name, data JSON text) triples.
-    Made once per shared page (see streaming.Page), `memo` with it."""
+    """Consecutive live events, in order, as (id, name, data JSON text) triples. The
+    events of a page the live hub shares are one Events for every follower (the web
+    layer frames it once); compared by identity, as `streaming.Page` is."""
 
     events: list
-    memo: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -76,42 +76,53 @@ def open_events(session_id, new_uow, *, caller=OPEN):
         readable_session(uow, session_id, caller)
 
 
-def follow_events(session_id, cursor, new_uow, *, settings=streaming.StreamSettings(),
-                  caller=OPEN, sleep=time.sleep, monotonic=time.monotonic, wait=None,
-                  shared=None):
-    """Yield Events after `cursor`, then tail them; Reset, Heartbeat and one EventsEnd
-    as `streaming.follow` yields them."""
-    start = cursor.line if cursor.ordinal is None else cursor.line - 1
-    records = streaming.follow(session_id, start, new_uow, settings=settings, caller=caller,
-                               sleep=sleep, monotonic=monotonic, wait=wait, shared=shared,
-                               read_page=read_event_page, from_rows=event_rows,
-                               last_index=_final_index)
-    for record in records:
-        if isinstance(record, streaming.Page):
-            if record.events[0][0] > cursor.line:  # all of it: the same for every follower
-                events = record.memo.get(Events)
-                if events is None:
-                    events = record.memo[Events] = _events(record, FROM_START)
-            else:
-                events = _events(record, cursor)
-            if events.events:
-                yield events
-        elif isinstance(record, streaming.End):
-            yield EventsEnd(record.status, record.exit_code, last_event_id(session_id, new_uow))
-        else:
-            yield record
+class EventFeed(streaming.Feed):
+    """The live events of a session's buffer after an EventCursor: the lines', then
+    the completion's. A cursor inside a line's events reads that line again and sends
+    the events after it."""
+
+    def __init__(self, session_id, cursor, new_uow, *, wait=None, shared=None, sleep=time.sleep):
+        start = cursor.line if cursor.ordinal is None else cursor.line - 1
+        super().__init__(session_id, start, new_uow, wait=wait, shared=shared, sleep=sleep)
+        self.after = cursor
+
+    def read_page(self, uow, limit, max_bytes):
+        return read_event_page(uow, self.session_id, self.cursor, limit, max_bytes)
+
+    def page(self, events):
+        return _events(events, self.after)
+
+    def shared_page(self, live):
+        rows = live.feed(event_rows)
+        if not rows:
+            return None
+        if rows[0][0] > self.after.line:  # all of it: the same for every follower
+            return live.feed(all_events)
+        return _events(rows, self.after)
+
+    def last_index(self, session):
+        """A completed session's events end with its completion's, numbered with the
+        next_event_index it completed at."""
+        return session.next_event_index
+
+    def end(self, session):
+        return EventsEnd(session.status, session.exit_code, last_event_id(self.session_id, self.new_uow))
 
 
-def _events(page, cursor):
-    return Events([(f"{line}.{n}", name, data) for line, text in page.events
+def _events(rows, cursor):
+    return Events([(f"{line}.{n}", name, data) for line, text in rows
                    for n, (name, data) in enumerate(event_lines.decode(text))
                    if cursor.admits(line, n)])
 
 
 def event_rows(rows):
-    """The live events page of a live hub page's rows: those with any."""
-    return streaming.Page([(index, live) for index, _, live in rows if live is not None],
-                          shared=True)
+    """The (index, stored live events) of a live hub page's rows that have any."""
+    return [(index, live) for index, _, live in rows if live is not None]
+
+
+def all_events(rows):
+    """Every live event of a live hub page's rows."""
+    return _events(event_rows(rows), FROM_START)
 
 
 def read_event_page(uow, session_id, cursor, limit, max_bytes=0):
@@ -134,12 +145,6 @@ def last_event_id(session_id, new_uow):
     if row is None:
         return None
     return f"{row[0]}.{len(event_lines.decode(row[1])) - 1}"
-
-
-def _final_index(session):
-    """A completed session's events end with its completion's, numbered with the
-    next_event_index it completed at."""
-    return session.next_event_index
 
 
 def _number(text):

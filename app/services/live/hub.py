@@ -19,7 +19,6 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from dataclasses import field
 
 log = logging.getLogger(__name__)
 # Pages kept per session: a follower a few wake-ups behind still takes them from
@@ -39,22 +38,23 @@ class Mark:
     completed: bool
 
 
-@dataclass(frozen=True)
 class LivePage:
     """Buffer rows `first`..`last` (consecutive) as (event_index, event JSON, stored
-    live events or None), read once for every follower of the session."""
+    live events or None), read once for every follower of the session. Not a value:
+    it keeps each feed's view of its rows once made (`feed`), so every follower of a
+    feed gets the same record."""
 
-    first: int
-    last: int
-    rows: list
-    feeds: dict = field(default_factory=dict, compare=False, repr=False)
+    def __init__(self, first, last, rows):
+        self.first = first
+        self.last = last
+        self.rows = rows
+        self._feeds = {}  # project -> project(rows)
 
     def feed(self, project):
-        """`project(rows)`, one feed's view of the page, made once and then shared
-        (so is whatever the web layer caches on it, such as its framed text)."""
-        made = self.feeds.get(project)
+        """`project(rows)`, one feed's view of the page, made once and then shared."""
+        made = self._feeds.get(project)
         if made is None:
-            made = self.feeds[project] = project(self.rows)
+            made = self._feeds.setdefault(project, project(self.rows))
         return made
 
     def after(self, cursor):
@@ -274,7 +274,7 @@ class LiveHub:
 
 
 class Watch:
-    """One follower's view of the hub: `wait` is `streaming.follow`'s `wait` seam."""
+    """One follower's view of the hub: `wait` and `shared` are a `streaming.Feed`'s seams."""
 
     def __init__(self, hub, session_id):
         self._hub = hub
@@ -291,7 +291,7 @@ class Watch:
         return self._hub._wait(session_id, cursor, timeout)
 
     def shared(self, session_id, cursor):
-        """`streaming.follow`'s `shared` seam: the hub's page after `cursor`, or None."""
+        """A `streaming.Feed`'s `shared` seam: the hub's page after `cursor`, or None."""
         return self._hub.shared(session_id, cursor)
 
     def close(self):
