@@ -7,10 +7,10 @@ from contextvars import ContextVar
 
 from sqlalchemy.engine import Connection
 
+from app.storage.repositories.control.inputs import InputRepository
 from app.storage.repositories.dialect import driver_error
 from app.storage.repositories.evidence import EvidenceRepository
 from app.storage.repositories.final_events import FinalEventRepository
-from app.storage.repositories.inputs import InputRepository
 from app.storage.repositories.messages import MessageRepository
 from app.storage.repositories.outputs import OutputRepository
 from app.storage.repositories.search import SearchRepository

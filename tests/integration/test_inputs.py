@@ -10,7 +10,7 @@ from app.db import writing
 from app.extensions import db
 from app.services import inputs
 from app.services.access import Caller
-from app.storage.repositories.inputs import InputRepository
+from app.storage.repositories.control.inputs import InputRepository
 from app.storage.unit_of_work import WRITE_OPTION
 
 MAX_BYTES = 100 * 1024
