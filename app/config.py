@@ -121,6 +121,10 @@ class Config:
     # worker no longer (the cost per MiB: docs/performance.md, Text parsing).
     VIEWER_PAGE_BYTES = 2 * 1024 ** 2
 
+    # Inputs to a live session (issue 30): the most UTF-8 bytes one prompt may hold
+    # (POST .../messages); more is a 413 `input_too_large`.
+    MAX_INPUT_BYTES = 100 * 1024
+
 
 # Numeric settings and the least each may be: a zero page size or poll interval
 # would make a stream spin or stall, so a bad value stops the app at start-up
@@ -161,6 +165,7 @@ AT_LEAST = {
     "MAX_STREAMS_PER_USER": 0,
     "MAX_STREAMS_PER_PROCESS": 0,
     "VIEWER_PAGE_BYTES": 1,
+    "MAX_INPUT_BYTES": 1,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "VIEWER_PAGE_MESSAGES", "MAX_CONTEXT_BYTES",
@@ -170,7 +175,7 @@ WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN",
                  "WRITE_TOKEN_LIFETIME_SECONDS",
                  "MAX_OUTPUT_BYTES_PER_USER_PER_DAY", "MAX_SESSIONS_PER_USER_PER_DAY",
                  "PAGE_MAX_BYTES", "STREAM_PAGE_BYTES", "MAX_STREAMS_PER_USER", "MAX_STREAMS_PER_PROCESS",
-                 "VIEWER_PAGE_BYTES"}
+                 "VIEWER_PAGE_BYTES", "MAX_INPUT_BYTES"}
 
 
 def check_numbers(config):

@@ -32,6 +32,7 @@ SERVICE_STATUS = {
     service_errors.TooManyStreams: 429,
     service_errors.QuotaExceeded: 429,
     service_errors.SessionOutputLimit: 413,
+    service_errors.InputTooLarge: 413,
 }
 # Headers of a werkzeug error that describe its HTML body, not the error itself.
 BODY_HEADERS = frozenset({"content-type", "content-length"})

@@ -220,8 +220,37 @@ class SessionListItemSchema(SessionSummarySchema):
         exclude = ("context",)
 
 
+class InputSchema(BaseSchema):
+    """An input a person sent to the session (POST .../messages), as queued."""
+
+    input_id = fields.Integer(required=True)
+    client_message_id = fields.String(required=True)
+    state = fields.String(required=True, metadata={
+        "description": "queued, delivered (the runner took it), applied (a transcript row now)"
+                       " or failed (see reason)"})
+    created_at = fields.String(required=True)
+
+
+class PendingInputSchema(InputSchema):
+    reason = fields.String(allow_none=True, required=True, metadata={
+        "description": "why a failed input failed; null otherwise"})
+
+
+def _not_blank(value):
+    if not value.strip():
+        raise ValidationError("Must hold more than white space.")
+
+
+class InputSendSchema(BaseSchema):
+    # its size (MAX_INPUT_BYTES of UTF-8) is the use case's to check: 413, not 422
+    content = Identifier(required=True, validate=_not_blank)
+    client_message_id = Identifier(required=True, validate=validate.Length(min=1, max=200))
+
+
 class SessionSchema(SessionSummarySchema):
     messages = fields.List(fields.Nested(MessageSchema), required=True)
+    pending_inputs = fields.List(fields.Nested(PendingInputSchema), required=True, metadata={
+        "description": "inputs sent to the session and not yet applied, oldest first"})
     # True when `messages` stops at SESSION_MESSAGES_MAX: the rest come from
     # GET .../messages?after=<next_cursor>.
     messages_truncated = fields.Boolean(required=True)
@@ -249,3 +278,5 @@ session_list_item_schema = SessionListItemSchema()
 ingest_receipt_schema = IngestReceiptSchema()
 search_hit_schema = SearchHitSchema()
 evidence_schema = EvidenceSchema()
+input_schema = InputSchema()
+input_send_schema = InputSendSchema()

@@ -12,6 +12,7 @@ from app.core.records import Chunk
 from app.core.records import Evidence
 from app.core.records import LockedSession
 from app.core.records import Message
+from app.core.records import SessionInput
 from app.core.records import TokenRecord
 from app.core.records import fitting
 from app.core.users import user_key
@@ -393,6 +394,27 @@ class FakeUserDays:
         return self.opened[user_key, day]
 
 
+class FakeInputs:
+    def __init__(self):
+        self.rows = []  # SessionInput, in write order
+
+    def add_if_new(self, session_id, client_message_id, content, created_by, now):
+        if self.find(session_id, client_message_id) is not None:
+            return None
+        row = SessionInput(input_id=len(self.rows) + 1, session_id=session_id,
+                           client_message_id=client_message_id, content=content, state="queued",
+                           reason=None, created_by=created_by, created_at=now)
+        self.rows.append(row)
+        return row
+
+    def find(self, session_id, client_message_id):
+        return next((row for row in self.rows if (row.session_id, row.client_message_id)
+                     == (session_id, client_message_id)), None)
+
+    def list_pending(self, session_id):
+        return [row for row in self.rows if row.session_id == session_id and row.state != "applied"]
+
+
 class FakeUnitOfWork(AbstractUnitOfWork):
     """Commits are recorded, not applied: the fakes change in place, like autocommit."""
 
@@ -408,6 +430,7 @@ class FakeUnitOfWork(AbstractUnitOfWork):
         self.final_events = FakeFinalEvents()
         self.evidence = FakeEvidence()
         self.user_days = FakeUserDays()
+        self.inputs = FakeInputs()
         self.commits = 0
 
     def commit(self):

@@ -6,6 +6,7 @@ from marshmallow import fields
 
 from app.schemas import BaseSchema
 from app.schemas import EvidenceSchema
+from app.schemas import InputSchema
 from app.schemas import MessageSchema
 from app.schemas import SearchHitSchema
 from app.schemas import SessionListItemSchema
@@ -46,6 +47,10 @@ class MessagePageSchema(BaseSchema):
 class EvidencePageSchema(BaseSchema):
     evidence = fields.List(fields.Nested(EvidenceSchema), required=True)
     next_cursor = _cursor()
+
+
+class InputEnvelopeSchema(BaseSchema):
+    input = fields.Nested(InputSchema, required=True)
 
 
 class OpenAIMessagesSchema(BaseSchema):

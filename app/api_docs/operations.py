@@ -106,6 +106,22 @@ def operations(config):
         "errors": error_responses(NOT_FOUND, {422: "`invalid_format`, `invalid_limit` or"
                                                    " `invalid_cursor`"}),
     }
+    yield f"{BASE}/{{session_id}}/messages", "post", {
+        "operationId": "sendInput",
+        "summary": "Queue a prompt for the session's agent, once per client_message_id",
+        "security": USER, "parameters": [SESSION_ID],
+        "requestBody": {"required": True, "content": _json(schemas.InputSendSchema)},
+        "responses": {202: ("queued now", _json(envelopes.InputEnvelopeSchema)),
+                      200: ("queued before under this client_message_id: nothing written",
+                            _json(envelopes.InputEnvelopeSchema))},
+        "errors": error_responses(BODY, NOT_FOUND, {
+            403: "`wrong_token_kind`: a runner or a session's write token may not send input",
+            409: "`session_completed`: the session takes no more input",
+            413: "`request_entity_too_large` (body over MAX_CONTENT_LENGTH) or `input_too_large`"
+                 " (content over MAX_INPUT_BYTES of UTF-8)",
+            422: "`invalid_json` or `validation_error` (content empty or blank, client_message_id"
+                 " empty or over 200 characters)"}),
+    }
     yield f"{BASE}/{{session_id}}/evidence", "get", {
         "operationId": "listEvidence",
         "summary": "One page of the shell commands the agent ran, with their outcome",

@@ -103,3 +103,9 @@ class SessionOutputLimit(ServiceError):
     """A batch would take the session past its total output bytes."""
 
     code = "session_output_limit"
+
+
+class InputTooLarge(ServiceError):
+    """A prompt over MAX_INPUT_BYTES of UTF-8."""
+
+    code = "input_too_large"

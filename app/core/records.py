@@ -32,6 +32,7 @@ class AgentSession:
     transcript_cache_creation_tokens: int = 0
     transcript_cost_usd: float = 0.0
     messages: list = field(default_factory=list)
+    pending_inputs: list = field(default_factory=list)  # not yet applied (get_session only)
     open_turn: dict | None = None  # the turn still accumulating (get_session only)
     # get_session with a bound: more messages follow, from this cursor on.
     messages_truncated: bool = False
@@ -192,3 +193,19 @@ class Evidence:
     output_bytes: int
     test_summary: dict | None
     created_at: str
+
+
+@dataclass(frozen=True)
+class SessionInput:
+    """A prompt a person sent to a live session, queued until the agent takes it."""
+
+    input_id: int
+    session_id: str
+    client_message_id: str
+    content: str
+    state: str  # queued, delivered, applied or failed
+    reason: str | None
+    created_by: str | None
+    created_at: str
+    delivered_at: str | None = None
+    applied_at: str | None = None

@@ -129,6 +129,7 @@ def get_session(session_id, uow, *, caller=OPEN, max_messages=None, max_bytes=0)
         snapshot = uow.turn_states.load(session_id)
         if has_open_turn(snapshot):
             session.open_turn = open_turn(snapshot, uow.turn_states.load_parts(session_id))
+        session.pending_inputs = uow.inputs.list_pending(session_id)
     return session
 
 

@@ -7,6 +7,7 @@ from contextvars import ContextVar
 
 from sqlalchemy.engine import Connection
 
+from app.storage.repositories.control.inputs import InputRepository
 from app.storage.repositories.dialect import driver_error
 from app.storage.repositories.evidence import EvidenceRepository
 from app.storage.repositories.final_events import FinalEventRepository
@@ -34,7 +35,7 @@ class AbstractUnitOfWork:
     """One transaction with its repositories; leaving it rolls back what was not committed."""
 
     sessions = messages = outputs = turn_states = turns = usage = stream_cursors = tokens = None
-    search = stream_leases = final_events = evidence = None
+    search = stream_leases = final_events = evidence = inputs = None
 
     def __enter__(self):
         """Start the unit of work."""
@@ -90,6 +91,7 @@ class _SqlRepositories(AbstractUnitOfWork):
     final_events = _Repository(FinalEventRepository)
     evidence = _Repository(EvidenceRepository)
     user_days = _Repository(UserDayRepository)
+    inputs = _Repository(InputRepository)
 
 
 class SqlUnitOfWork(_SqlRepositories):

@@ -1,0 +1,57 @@
+"""Inputs to a live session: a person's prompts, queued durably and exactly once.
+
+A prompt is sent by the session's owner, or an admin, with a user token; the
+sender names it (`client_message_id`), so a retried send finds the input the first
+one queued and writes nothing. Delivery to the agent is the runner's (issue 30).
+"""
+from dataclasses import dataclass
+
+from app.core.clock import to_iso
+from app.core.clock import utc_now
+from app.core.errors import InputTooLarge
+from app.core.errors import NotPermitted
+from app.core.errors import SessionClosed
+from app.services.access import OPEN
+from app.services.access import USER
+from app.services.sessions import readable_session
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What a send did: the input, and whether this call queued it (False: a repeat)."""
+
+    input: object
+    created: bool
+
+
+def send_input(session_id, content, client_message_id, uow, *, caller=OPEN, max_bytes,
+               clock=utc_now):
+    """Queue `content` for the session's agent, once per `client_message_id`.
+
+    Another user's session is SessionNotFound; a runner or a session's write token is
+    NotPermitted (an agent must not prompt itself). A repeat returns the input queued
+    first, whatever the session's state now; a new input to a completed session is
+    SessionClosed, and one over `max_bytes` of UTF-8 InputTooLarge.
+    """
+    if not (caller.is_open or caller.kind == USER):
+        raise NotPermitted("only the session's owner or an admin may send it input",
+                           {"token_kind": caller.kind})
+    size = len(content.encode("utf-8"))
+    if size > max_bytes:
+        raise InputTooLarge(f"an input may hold at most {max_bytes} bytes of UTF-8",
+                            {"bytes": size, "limit": max_bytes})
+    with uow:
+        session = readable_session(uow, session_id, caller)
+        existing = uow.inputs.find(session_id, client_message_id)
+        if existing is not None:
+            return Sent(existing, False)
+        if session.is_completed:
+            raise SessionClosed(f"session {session_id} is completed and takes no more input",
+                                {"session_id": session_id, "status": session.status})
+        added = uow.inputs.add_if_new(session_id, client_message_id, content, caller.name,
+                                      to_iso(clock()))
+        if added is None:  # a concurrent send of the same id won (committed, as the
+            # insert waited for it; the next statement sees it): answer with its input
+            return Sent(uow.inputs.find(session_id, client_message_id), False)
+        uow.commit()
+    return Sent(added, True)

@@ -1,0 +1,55 @@
+"""SQL for `session_inputs`: the prompts people send to live sessions, queued until applied."""
+from sqlalchemy import text
+
+from app.core.records import SessionInput
+
+COLUMNS = ("input_id, session_id, client_message_id, content, state, reason, created_by,"
+           " created_at, delivered_at, applied_at")
+# A second insert of the same (session, client_message_id) writes nothing and returns no
+# row, also when it races the first: PostgreSQL waits for the first to commit, SQLite's
+# writers queue for the write lock. The caller then reads the row that won.
+INSERT_IF_NEW = text(
+    "INSERT INTO session_inputs (session_id, client_message_id, content, state, created_by,"
+    " created_at) VALUES (:session_id, :client_message_id, :content, 'queued', :created_by,"
+    " :created_at)"
+    f" ON CONFLICT (session_id, client_message_id) DO NOTHING RETURNING {COLUMNS}"
+)
+SELECT_BY_CLIENT_ID = text(
+    f"SELECT {COLUMNS} FROM session_inputs"
+    " WHERE session_id = :session_id AND client_message_id = :client_message_id"
+)
+SELECT_PENDING = text(
+    f"SELECT {COLUMNS} FROM session_inputs"
+    " WHERE session_id = :session_id AND state IN ('queued', 'delivered', 'failed')"
+    " ORDER BY input_id"
+)
+
+
+class InputRepository:
+    """Queues and reads a session's inputs on one connection (inside its transaction)."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def add_if_new(self, session_id, client_message_id, content, created_by, now):
+        """Queue an input; None when the session already holds one of that client id."""
+        row = self.conn.execute(INSERT_IF_NEW, {
+            "session_id": session_id, "client_message_id": client_message_id,
+            "content": content, "created_by": created_by, "created_at": now,
+        }).mappings().first()
+        return _to_input(row) if row is not None else None
+
+    def find(self, session_id, client_message_id):
+        """The session's input of that client id, or None."""
+        row = self.conn.execute(SELECT_BY_CLIENT_ID, {
+            "session_id": session_id, "client_message_id": client_message_id}).mappings().first()
+        return _to_input(row) if row is not None else None
+
+    def list_pending(self, session_id):
+        """The inputs not yet applied (queued, delivered or failed), oldest first."""
+        rows = self.conn.execute(SELECT_PENDING, {"session_id": session_id}).mappings()
+        return [_to_input(row) for row in rows]
+
+
+def _to_input(row):
+    return SessionInput(**{name: row[name] for name in COLUMNS.split(", ")})
