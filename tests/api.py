@@ -1,6 +1,11 @@
 """HTTP helpers for tests that drive the API through a Flask test client."""
 
 
+def bearer(secret):
+    """The header that presents token `secret`."""
+    return {"Authorization": f"Bearer {secret}"}
+
+
 def create_session(client, session_type="agent", context=None, **extra):
     body = {"session_type": session_type, "context": context or {}, **extra}
     response = client.post("/api/remote/sessions", json=body)

@@ -13,6 +13,7 @@ from app.db import reading
 from app.db import writing
 from app.services import tokens
 from tests import claude_lines as cl
+from tests.api import bearer
 
 SESSIONS = "/api/remote/sessions"
 READ_ROUTES = ("", "/messages", "/evidence", "/export", "/messages?format=openai")
@@ -36,10 +37,6 @@ def token(app):
         with app.app_context():
             return tokens.issue(kind, name, writing(), is_admin=admin)[1]
     return issue
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"}
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ import pytest
 
 from app.db import writing
 from app.services import tokens
+from tests.api import bearer
 
 SESSIONS = "/api/remote/sessions"
 LIMIT = 1024
@@ -31,10 +32,6 @@ def world(app, client):
     body = opened.get_json()
     secrets["write"] = body["write_token"]
     return {"sid": body["session"]["session_id"], **secrets}
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"}
 
 
 def send(client, world, who="alice", content="hello", client_id="c-1", sid=None):

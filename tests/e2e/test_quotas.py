@@ -5,6 +5,7 @@ import pytest
 
 from app.db import writing
 from app.services import tokens
+from tests.api import bearer
 
 SESSIONS = "/api/remote/sessions"
 
@@ -19,10 +20,6 @@ def app_config():
 def runner_token(app):
     with app.app_context():
         return tokens.issue("runner", "m1", writing())[1]
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"}
 
 
 def open_session(client, secret, user="alice"):

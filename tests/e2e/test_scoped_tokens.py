@@ -6,6 +6,7 @@ import pytest
 from app.db import writing
 from app.services import tokens
 from tests import claude_lines as cl
+from tests.api import bearer
 
 SESSIONS = "/api/remote/sessions"
 PAST = "2000-01-01T00:00:00.000000Z"
@@ -22,10 +23,6 @@ def issue(app):
         with app.app_context():
             return tokens.issue(kind, name, writing(), **options)[1]
     return issue
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"}
 
 
 def open_session(client, secret, **fields):

@@ -9,6 +9,7 @@ from app.db import writing
 from app.security_headers import HSTS_MAX_AGE_SECONDS
 from app.services import tokens
 from tests import claude_lines as cl
+from tests.api import bearer
 
 SESSIONS = "/api/remote/sessions"
 
@@ -32,10 +33,6 @@ def keys(app, client):
     assert client.post(f"{SESSIONS}/{sid}/output", json={"chunks": chunks},
                        headers=bearer(runner)).status_code == 200
     return {"runner": runner, "user": user, "sid": sid}
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"}
 
 
 def transcript_requests(sid):

@@ -12,6 +12,7 @@ from app.core.clock import from_iso
 from app.core.clock import to_iso
 from app.db import writing
 from app.services import tokens
+from tests.api import bearer
 
 SESSIONS = "/api/remote/sessions"
 PAST = "2000-01-01T00:00:00.000000Z"
@@ -32,10 +33,6 @@ def opened(app, client):
                        headers=bearer(runner)).get_json()
     return {"runner_id": runner_id, "runner": runner, "sid": body["session"]["session_id"],
             "write_token": body["write_token"]}
-
-
-def bearer(secret):
-    return {"Authorization": f"Bearer {secret}"}
 
 
 def post(client, opened, seq, secret=None):
