@@ -209,3 +209,36 @@ class SessionInput:
     created_at: str
     delivered_at: str | None = None
     applied_at: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionCommand:
+    """What a session's runner must do (docs/control.md): kind input, permission,
+    interrupt or stop, with its body for the runner; acknowledged once it has acted."""
+
+    command_id: int
+    session_id: str
+    kind: str
+    body: dict
+    created_by: str | None
+    created_at: str
+    acked_at: str | None = None
+    outcome: str | None = None  # done or failed, once acknowledged
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionPermission:
+    """A tool call the agent asked a person to allow, and how it was resolved."""
+
+    session_id: str
+    request_id: str
+    tool_name: str
+    tool_input: dict
+    event_index: int | None
+    requested_at: str
+    expires_at: str | None  # None: it waits for an answer for ever
+    state: str  # pending, allowed, denied, expired or cancelled
+    message: str | None = None
+    resolved_by: str | None = None
+    resolved_at: str | None = None

@@ -7,7 +7,9 @@ from contextvars import ContextVar
 
 from sqlalchemy.engine import Connection
 
+from app.storage.repositories.control.commands import CommandRepository
 from app.storage.repositories.control.inputs import InputRepository
+from app.storage.repositories.control.permissions import PermissionRepository
 from app.storage.repositories.dialect import driver_error
 from app.storage.repositories.evidence import EvidenceRepository
 from app.storage.repositories.final_events import FinalEventRepository
@@ -35,7 +37,7 @@ class AbstractUnitOfWork:
     """One transaction with its repositories; leaving it rolls back what was not committed."""
 
     sessions = messages = outputs = turn_states = turns = usage = stream_cursors = tokens = None
-    search = stream_leases = final_events = evidence = inputs = None
+    search = stream_leases = final_events = evidence = inputs = commands = permissions = None
 
     def __enter__(self):
         """Start the unit of work."""
@@ -92,6 +94,8 @@ class _SqlRepositories(AbstractUnitOfWork):
     evidence = _Repository(EvidenceRepository)
     user_days = _Repository(UserDayRepository)
     inputs = _Repository(InputRepository)
+    commands = _Repository(CommandRepository)
+    permissions = _Repository(PermissionRepository)
 
 
 class SqlUnitOfWork(_SqlRepositories):
