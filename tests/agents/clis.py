@@ -60,7 +60,7 @@ def missing(name):
     """Why CLI `name` cannot run here (the skip reason), or None when it can."""
     if locate(name) is None:
         return (f"{PACKAGES[name]} is not installed under {modules()} (and node must be on PATH):"
-                " run `npm ci --prefix .agents` from .ci/agents (see docs/agents.md)"
+                " run .ci/agents/install (docs/agents.md)"
                 " or point TURNLOG_AGENTS_DIR at a folder holding node_modules/")
     return None
 
