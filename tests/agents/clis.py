@@ -24,7 +24,7 @@ NATIVE = {"claude": "@anthropic-ai/claude-code-linux-x64/claude",
 SCRIPT = {"claude": "@anthropic-ai/claude-code/bin/claude.exe", "codex": "@openai/codex/bin/codex.js",
           "gemini": "@google/gemini-cli/bundle/gemini.js"}
 FAKE_KEY = "turnlog-fake-key"
-CODEX_MODEL = "gpt-5-codex"
+CODEX_MODEL = "gpt-5.5"
 GEMINI_MODEL = "gemini-2.5-flash"
 
 

@@ -8,7 +8,7 @@ from tests.agents import scenarios
 from tests.agents.serving import FakeModelServer
 from tests.agents.serving import Handler
 
-MODEL = "gpt-5-codex"
+MODEL = "gpt-5.5"
 
 
 def user_side(items):
