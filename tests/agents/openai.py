@@ -2,6 +2,7 @@
 output items added/done, text and reasoning deltas, response.completed with usage). Codex
 points at it through a model provider in CODEX_HOME/config.toml (tests/agents/clis.py)."""
 import json
+import shlex
 import uuid
 
 from tests.agents import scenarios
@@ -32,7 +33,7 @@ def tool_call(reply, tool_names):
     if reply["tool"] == "shell":
         command = reply["command"]
     else:
-        command = f"printf %s {json.dumps(reply['content'])} > {reply['path']}"
+        command = f"printf %s {shlex.quote(reply['content'])} > {shlex.quote(reply['path'])}"
     name = next((n for n in ("exec_command", "shell_command", "shell") if n in tool_names), "shell")
     arguments = {"cmd": command} if name == "exec_command" else (
         {"command": command} if name == "shell_command" else {"command": ["bash", "-lc", command]})

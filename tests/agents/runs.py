@@ -26,6 +26,7 @@ class Run:
     lines: list  # the agent's stdout lines as the server stored them, parsed
     requests: list  # what the fake model server got
     seconds: float
+    cwd: Path  # the folder the CLI ran in
 
 
 def fake_server(name, scenario):
@@ -65,4 +66,4 @@ def through_turnlog(server, token, name, scenario, tmp, prompt=None):
     assert done.stderr.startswith("turnlog: session "), done.stderr
     session_id = done.stderr.split()[2]
     return Run(done.returncode, done.stderr, session_id, stdout_lines(server.db_file, session_id),
-               requests, seconds)
+               requests, seconds, agent.cwd)

@@ -110,5 +110,27 @@ def test_a_shell_command_that_fails_is_evidence_marked_an_error(server, tokens, 
     check_totals(name, session(server, user, run.session_id), run)
 
 
+@pytest.mark.parametrize("name", ALL)
+def test_a_file_the_model_writes_exists_and_the_answer_follows(server, tokens, name, tmp_path):
+    runner, user = tokens
+    run = runs.through_turnlog(server, runner, name, "file_write", tmp_path)
+    assert run.code == 0, run.stderr
+    assert (run.cwd / "notes.txt").read_text() == "written by the model\n"
+    record = session(server, user, run.session_id)
+    assert assistant_texts(record)[-1] == "I wrote notes.txt."
+    check_totals(name, record, run)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_a_model_api_error_fails_the_session_with_the_clis_exit_code(server, tokens, name, tmp_path):
+    runner, user = tokens
+    run = runs.through_turnlog(server, runner, name, "api_error", tmp_path)
+    assert run.code != 0, run.stderr
+    record = session(server, user, run.session_id)
+    assert record["status"] == "failed" and record["exit_code"] == run.code
+    shown = [m["content"] or "" for m in record["messages"]]
+    assert any("this scenario always fails" in text for text in shown), shown
+
+
 def runs_model_calls(run):
     return [r for r in run.requests if isinstance(r["body"], dict) and r["body"].get("tools")]
