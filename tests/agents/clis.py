@@ -77,6 +77,11 @@ class Agent:
         """argv of one headless run of `prompt`, printing the CLI's JSON lines."""
         return self.command + HEADLESS[self.name](prompt) + list(extra)
 
+    def interactive(self):
+        """argv of a long-running CLI driven over stdin (docs/control.md; FORMATS B2-B4):
+        Claude's stream-json with permission requests on stdout, Codex's app-server, Gemini's ACP."""
+        return self.command + INTERACTIVE[self.name]
+
     def resumed(self, prompt, session_id):
         """argv of a run that continues session `session_id` with `prompt`."""
         return self.command + RESUMED[self.name](prompt, session_id)
@@ -127,6 +132,12 @@ HEADLESS = {
     "codex": lambda p: ["exec", "--json", "--skip-git-repo-check", "--sandbox", "danger-full-access", p],
     "gemini": lambda p: ["-p", p, "--output-format", "stream-json", "--yolo", "--skip-trust",
                          "--model", GEMINI_MODEL],
+}
+INTERACTIVE = {
+    "claude": ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+               "--permission-prompt-tool", "stdio", "--replay-user-messages"],
+    "codex": ["app-server"],
+    "gemini": ["--acp", "--model", GEMINI_MODEL],
 }
 RESUMED = {
     "claude": lambda p, sid: HEADLESS["claude"](p) + ["--resume", sid],

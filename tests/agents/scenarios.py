@@ -57,5 +57,5 @@ def usage(reply):
 def chunks(text, count):
     """`text` cut into `count` pieces (fewer when it is short), joined they are `text`."""
     count = max(1, min(count, len(text)))
-    size = -(-len(text) // count)
-    return [text[i:i + size] for i in range(0, len(text), size)]
+    cuts = [len(text) * i // count for i in range(count + 1)]
+    return [text[start:end] for start, end in zip(cuts, cuts[1:])]
