@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -27,6 +28,10 @@ RUN_SECONDS = 120
 PLACEHOLDER = "/tmp/capture"
 # Extra captures: (cli, name, scenario, extra arguments).
 VARIANTS = [("claude", "partial_messages", "slow", ["--include-partial-messages"])]
+# Claude driven over stdin (Agent.interactive: stream-json in and out, permission requests
+# on stdout, each allowed): (capture name, scenario).
+INTERACTIVE = [("interactive_permission", "permission"), ("interactive_multi_turn", "multi_turn")]
+INPUT_UUID = "00000000-0000-4000-8000-{:012d}"
 
 
 def line_type(cli, obj):
@@ -70,6 +75,52 @@ def capture(cli, scenario, extra=()):
     return lines, codes
 
 
+def capture_interactive(scenario):
+    """Claude's stdout driven over stdin: each prompt a stream-json user line with a uuid,
+    sent when the previous turn's result came; every permission request allowed."""
+    prompts = scenarios.prompts(scenario)
+    lines = []
+    with tempfile.TemporaryDirectory() as tmp, runs.fake_server("claude", scenario) as fake:
+        agent = clis.Agent.setup("claude", tmp, fake.base)
+        proc = subprocess.Popen(agent.interactive(), env=agent.env, cwd=agent.cwd, text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        watchdog = threading.Timer(RUN_SECONDS, proc.kill)
+        watchdog.start()
+        try:
+            _send(proc, _prompt_line(prompts, 0))
+            sent = 1
+            for line in proc.stdout:
+                lines.append(line.rstrip("\n").replace(tmp, PLACEHOLDER))
+                obj = _parsed(line) or {}
+                if obj.get("type") == "control_request":
+                    _send(proc, _allow(obj))
+                elif obj.get("type") == "result" and sent < len(prompts):
+                    _send(proc, _prompt_line(prompts, sent))
+                    sent += 1
+                elif obj.get("type") == "result":
+                    proc.stdin.close()
+            proc.wait()
+        finally:
+            watchdog.cancel()
+    return lines, [proc.returncode]
+
+
+def _send(proc, obj):
+    proc.stdin.write(json.dumps(obj) + "\n")
+    proc.stdin.flush()
+
+
+def _prompt_line(prompts, index):
+    return {"type": "user", "message": {"role": "user", "content": prompts[index]},
+            "uuid": INPUT_UUID.format(index + 1)}
+
+
+def _allow(request):
+    answer = {"behavior": "allow", "updatedInput": request["request"].get("input", {})}
+    return {"type": "control_response", "response": {"subtype": "success", "request_id": request["request_id"],
+                                                      "response": answer}}
+
+
 def _parsed(line):
     try:
         return json.loads(line)
@@ -105,6 +156,9 @@ def main(argv=None):
         for variant_cli, name, scenario, extra in VARIANTS:
             if variant_cli == cli and (not args.scenario or scenario in args.scenario):
                 write(cli, name, capture(cli, scenario, extra)[0], args.out)
+        for name, scenario in INTERACTIVE if cli == "claude" else ():
+            if not args.scenario or scenario in args.scenario:
+                write(cli, name, capture_interactive(scenario)[0], args.out)
     if args.check:
         return report_unknown(args.out)
     return 0
