@@ -9,7 +9,7 @@ from tests.agents.serving import FakeModelServer
 from tests.agents.serving import Handler
 
 MODEL = "claude-sonnet-4-5"
-TOOLS = {"shell": "Bash", "write": "Write"}
+TOOLS = {"shell": "Bash", "write": "Write", "task": "Task"}
 
 
 def user_side(messages):
@@ -35,6 +35,9 @@ def blocks_of(reply):
     if "tool" in reply:
         if reply["tool"] == "shell":
             tool_input = {"command": reply["command"], "description": "Run a command"}
+        elif reply["tool"] == "task":
+            tool_input = {"description": "A sub-agent", "prompt": reply["prompt"],
+                          "subagent_type": "general-purpose"}
         else:
             tool_input = {"file_path": reply["path"], "content": reply["content"]}
         return [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}",
@@ -63,12 +66,11 @@ class AnthropicHandler(Handler):
                                                                    "message": path}})
         if self.server.has_tools(body):
             reply = scenarios.pick(self.server.scenario, user_side(body.get("messages", [])))
+            reply = self.server.once(reply)
         else:
             reply = {"text": scenarios.SIDE_ANSWER}
         if "error" in reply:
-            error = reply["error"]
-            return self.send_json(error.get("status", 400), {"type": "error", "error": {
-                "type": error.get("type", "invalid_request_error"), "message": error["message"]}})
+            return self.send_error_reply(reply["error"])
         message = {"id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
                    "model": body.get("model", MODEL), "content": blocks_of(reply),
                    "stop_reason": "tool_use" if "tool" in reply else "end_turn",
@@ -76,6 +78,19 @@ class AnthropicHandler(Handler):
         if not body.get("stream"):
             return self.send_json(200, {**message, "usage": usage_of(reply, scenarios.usage(reply)["output"])})
         self.stream(message, reply)
+
+    def send_error_reply(self, error):
+        """The API's error body; `"retry": false` adds the header that tells the client
+        not to retry (Claude Code retries a 429 or 5xx for minutes otherwise)."""
+        data = json.dumps({"type": "error", "error": {"type": error.get("type", "invalid_request_error"),
+                                                      "message": error["message"]}}).encode()
+        self.send_response(error.get("status", 400))
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if error.get("retry") is False:
+            self.send_header("x-should-retry", "false")
+        self.end_headers()
+        self.wfile.write(data)
 
     def stream(self, message, reply):
         self.start_events()

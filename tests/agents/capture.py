@@ -24,7 +24,7 @@ from tests.agents import runs
 from tests.agents import scenarios
 
 OUT = clis.ROOT / "tests" / "fixtures" / "captures"
-RUN_SECONDS = 120
+RUN_SECONDS = 60
 PLACEHOLDER = "/tmp/capture"
 # Extra captures: (cli, name, scenario, extra arguments).
 VARIANTS = [("claude", "partial_messages", "slow", ["--include-partial-messages"])]
@@ -55,8 +55,13 @@ def session_of(cli, lines):
 
 
 def run_once(agent, argv):
-    done = subprocess.run(argv, env=agent.env, cwd=agent.cwd, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=RUN_SECONDS)
+    """The lines a run printed and its exit code (None: killed after RUN_SECONDS)."""
+    try:
+        done = subprocess.run(argv, env=agent.env, cwd=agent.cwd, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=RUN_SECONDS)
+    except subprocess.TimeoutExpired as err:
+        out = err.stdout.decode() if isinstance(err.stdout, bytes) else (err.stdout or "")
+        return out.splitlines(), None
     return done.stdout.splitlines(), done.returncode
 
 
@@ -150,6 +155,8 @@ def main(argv=None):
             print(f"{cli}: skipped: {reason}", file=sys.stderr)
             continue
         for scenario in args.scenario or scenarios.names():
+            if not scenarios.played_by(scenario, cli):
+                continue
             lines, codes = capture(cli, scenario)
             write(cli, scenario, lines, args.out)
             print(f"  exit codes {codes}")

@@ -110,7 +110,7 @@ def _codex_env(home, base):
     (codex_home / "config.toml").write_text(
         f'model_provider = "fake"\nmodel = "{CODEX_MODEL}"\n\n[model_providers.fake]\n'
         f'name = "fake"\nbase_url = "{base}/v1"\nwire_api = "responses"\nenv_key = "FAKE_API_KEY"\n'
-        "request_max_retries = 0\nstream_max_retries = 0\n")
+        "request_max_retries = 2\nstream_max_retries = 0\n")
     return {"CODEX_HOME": str(codex_home), "FAKE_API_KEY": FAKE_KEY}
 
 

@@ -67,6 +67,7 @@ class GeminiHandler(Handler):
             return self.send_json(404, {"error": {"code": 404, "message": path, "status": "NOT_FOUND"}})
         if self.server.has_tools(body):
             reply = scenarios.pick(self.server.scenario, user_side(body.get("contents") or []))
+            reply = self.server.once(reply)
         else:
             reply = {"text": scenarios.SIDE_ANSWER}
         if "error" in reply:

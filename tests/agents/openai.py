@@ -51,6 +51,7 @@ class ResponsesHandler(Handler):
         if not self.path.split("?")[0].endswith("/responses"):
             return self.send_json(404, {"error": {"message": self.path, "type": "not_found"}})
         reply = scenarios.pick(self.server.scenario, user_side(body.get("input") or []))
+        reply = self.server.once(reply)
         if "error" in reply:
             error = reply["error"]
             return self.send_json(error.get("status", 400), {"error": {

@@ -11,8 +11,11 @@ The servers are stateless: the turn is the one whose prompt the LAST user prompt
 request contains, the reply is the one after as many tool results as follow that prompt.
 A request that matches no turn (a title, a routing question) gets SIDE_ANSWER. Reply kinds:
 `text` (with `chunks` pieces `delay` seconds apart), `thinking` (then `text`), `tool`
-(`shell` with `command`, or `write` with `path` and `content`), `error` (`status`,
-`message`); each may give `usage` {input, output, cached}.
+(`shell` with `command`, `write` with `path` and `content`, or Claude's `task` with
+`prompt`: a sub-agent), `error` (`status`, `type`, `message`; with `then`, the error is
+given once and `then` is the reply to the CLI's retry); each may give `usage` {input,
+output, cached}. A turn with `"sub_agent": true` is what a sub-agent is asked, not a
+prompt of the user's; a scenario with `clis` is played by those CLIs only.
 """
 import json
 from pathlib import Path
@@ -33,7 +36,11 @@ def load(name):
 
 def prompts(name):
     """The prompts a CLI is given, in order (one run each, or one stdin line each)."""
-    return [turn["prompt"] for turn in load(name)["turns"]]
+    return [turn["prompt"] for turn in load(name)["turns"] if not turn.get("sub_agent")]
+
+
+def played_by(name, cli):
+    return cli in load(name).get("clis", (cli,))
 
 
 def pick(scenario, texts):

@@ -19,6 +19,7 @@ class FakeModelServer(ThreadingHTTPServer):
         self.scenario = scenarios.load(scenario) if isinstance(scenario, str) else scenario
         self.requests = []  # {"method", "path", "body"} in the order they came
         self.lock = threading.Lock()
+        self.failed_once = set()  # the `then` errors given already
         self.thread = None
 
     @property
@@ -37,6 +38,17 @@ class FakeModelServer(ThreadingHTTPServer):
     def record(self, method, path, body):
         with self.lock:
             self.requests.append({"method": method, "path": path, "body": body})
+
+    def once(self, reply):
+        """`reply`, or its `then` when it is an error given once already (the CLI retried)."""
+        if "then" not in reply:
+            return reply
+        key = json.dumps(reply, sort_keys=True)
+        with self.lock:
+            if key in self.failed_once:
+                return reply["then"]
+            self.failed_once.add(key)
+        return reply
 
     def model_calls(self):
         """The recorded requests that had tools (the agent's own turns, not side requests)."""

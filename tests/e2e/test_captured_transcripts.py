@@ -21,7 +21,11 @@ PLAYED = {"partial_messages": "slow", "interactive_permission": "permission", "i
 # added to the earlier runs' again, and Gemini's cached tokens are dropped. Strict: when
 # the fix lands these pass, and the entry must go.
 WRONG_USAGE = {"codex/multi_turn": "Codex turn.completed usage is a running total of the thread",
-               "gemini/multi_turn": "Gemini stats.cached is dropped"}
+               "gemini/multi_turn": "Gemini stats.cached is dropped",
+               "claude/sub_agent": "the turn a finished background sub-agent starts (its own result line)"
+                                   " is not counted"}
+# What an error scenario's transcript shows: the CLIs reword some errors.
+ERROR_SHOWN = {"api_error": "this scenario always fails", "usage_limit": "usage limit"}
 
 
 def cli_of(path):
@@ -42,6 +46,7 @@ def answers(path):
     found = []
     for turn in scenario["turns"]:
         last = turn["replies"][-1]
+        last = last.get("then", last)
         found.append(last["error"]["message"] if "error" in last else last["text"])
     return found
 
@@ -75,12 +80,17 @@ def test_a_capture_gives_one_row_per_answer_the_model_gave(client, path):
     rows = [(m["role"], m["content"] or "") for m in session["messages"]]
     said = [text for role, text in rows if role == "assistant" and text.strip()]
     expected = answers(path)
-    if path.stem == "api_error":
-        assert any(expected[0] in text for _, text in rows), rows
+    if path.stem in ERROR_SHOWN:
+        assert any(ERROR_SHOWN[path.stem] in text.lower() for _, text in rows), rows
+    elif path.stem == "sub_agent":
+        # The sub-agent's answer and the main agent's; how they split into rows is
+        # issue 31's (a background task's notification as a note).
+        assert all(answer in "\n".join(said) for answer in expected)
     else:
         assert said == expected
     assert session["message_count"] == sum(1 for role, _ in rows if role in ("assistant", "system"))
-    assert session["conversation_turn_count"] == len(expected)
+    if path.stem != "sub_agent":
+        assert session["conversation_turn_count"] == len(expected)
 
 
 def _usage_param(path):
