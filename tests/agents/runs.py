@@ -47,7 +47,7 @@ def stdout_lines(db_file, session_id):
     return lines
 
 
-def through_turnlog(server, token, name, scenario, tmp, prompt=None):
+def through_turnlog(server, token, name, scenario, tmp, prompt=None, extra=()):
     """Run CLI `name` headless on `scenario`'s first prompt through `turnlog run` against
     the gunicorn `server` (a tests.servers.Gunicorn on SQLite)."""
     from tests.agents import scenarios
@@ -55,7 +55,7 @@ def through_turnlog(server, token, name, scenario, tmp, prompt=None):
     tmp = Path(tmp)
     with fake_server(name, scenario) as fake:
         agent = clis.Agent.setup(name, tmp / "agent", fake.base)
-        argv = agent.headless(prompt or scenarios.prompts(scenario)[0])
+        argv = agent.headless(prompt or scenarios.prompts(scenario)[0], *extra)
         started = time.monotonic()
         done = subprocess.run([TURNLOG, "run", "--server", server.base, "--token", token,
                                "--provider", name, "--spool", str(tmp / "spool"), "--", *argv],

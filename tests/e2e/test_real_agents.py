@@ -132,5 +132,16 @@ def test_a_model_api_error_fails_the_session_with_the_clis_exit_code(server, tok
     assert any("this scenario always fails" in text for text in shown), shown
 
 
+@pytest.mark.parametrize("name", [cli("claude")])
+def test_claudes_partial_messages_give_the_same_single_row_as_without(server, tokens, name, tmp_path):
+    runner, user = tokens
+    run = runs.through_turnlog(server, runner, name, "plain", tmp_path, extra=["--include-partial-messages"])
+    assert run.code == 0, run.stderr
+    assert sum(1 for line in run.lines if line.get("type") == "stream_event") >= 6
+    record = session(server, user, run.session_id)
+    assert assistant_texts(record) == ["Hello, turnlog! This is a plain answer."]
+    check_totals(name, record, run)
+
+
 def runs_model_calls(run):
     return [r for r in run.requests if isinstance(r["body"], dict) and r["body"].get("tools")]
