@@ -8,9 +8,12 @@ gives the command that starts one, or `missing(name)` the reason a test skips.
 CODEX_HOME, GEMINI_CLI_HOME with the config files each needs) and gives the environment
 and the argument lists for a headless run against the fake server at `base`.
 """
+import functools
 import json
 import os
+import re
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,11 +61,36 @@ def locate(name):
 
 def missing(name):
     """Why CLI `name` cannot run here (the skip reason), or None when it can."""
-    if locate(name) is None:
+    command = locate(name)
+    if command is None:
         return (f"{PACKAGES[name]} is not installed under {modules()} (and node must be on PATH):"
                 " run .ci/agents/install (docs/agents.md)"
                 " or point TURNLOG_AGENTS_DIR at a folder holding node_modules/")
+    wanted, have = node_needed(name), node_major(command[0]) if len(command) > 1 else None
+    if wanted and have is not None and have < wanted:
+        return f"{PACKAGES[name]} needs node >= {wanted}, this node is {have} (docs/agents.md)"
     return None
+
+
+def node_needed(name):
+    """The least node major version the package's `engines` asks for, or None."""
+    try:
+        engines = json.loads((modules() / PACKAGES[name] / "package.json").read_text()).get("engines") or {}
+    except (OSError, ValueError):
+        return None
+    found = re.search(r">=\s*(\d+)", str(engines.get("node", "")))
+    return int(found.group(1)) if found else None
+
+
+@functools.cache
+def node_major(node):
+    """The major version of the `node` program, or None."""
+    try:
+        done = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.match(r"v(\d+)", done.stdout.strip())
+    return int(found.group(1)) if found else None
 
 
 @dataclass(frozen=True)
