@@ -1,0 +1,111 @@
+"""The captures of the real CLIs (tests/fixtures/captures), posted to a session of their
+provider: the transcript holds the answers the scenario gave, one row each, and its usage
+agrees with the CLI's own totals (Claude's `result.usage` per turn, the last Codex
+`turn.completed` of the thread, Gemini's `result.stats` per run)."""
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.agents import scenarios
+from tests.api import complete
+from tests.api import create_session
+from tests.api import get_session
+from tests.api import post_lines
+
+CAPTURES = Path(__file__).resolve().parent.parent / "fixtures" / "captures"
+FILES = sorted(CAPTURES.glob("*/*.jsonl"))
+# Capture name -> the scenario it played, where the two differ.
+PLAYED = {"partial_messages": "slow", "interactive_permission": "permission", "interactive_multi_turn": "multi_turn"}
+# Known wrong today (issue 31, "tokens once"): a resumed Codex run's running total is
+# added to the earlier runs' again, and Gemini's cached tokens are dropped. Strict: when
+# the fix lands these pass, and the entry must go.
+WRONG_USAGE = {"codex/multi_turn": "Codex turn.completed usage is a running total of the thread",
+               "gemini/multi_turn": "Gemini stats.cached is dropped",
+               "claude/sub_agent": "the turn a finished background sub-agent starts (its own result line)"
+                                   " is not counted"}
+# What an error scenario's transcript shows: the CLIs reword some errors.
+ERROR_SHOWN = {"api_error": "this scenario always fails", "usage_limit": "usage limit"}
+
+
+def cli_of(path):
+    return path.parent.name.rsplit("-", 1)[0]
+
+
+def _id(path):
+    return f"{path.parent.name}/{path.stem}"
+
+
+def lines_of(path):
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def answers(path):
+    """The text each turn of the scenario ends with, or its error message."""
+    scenario = scenarios.load(PLAYED.get(path.stem, path.stem))
+    found = []
+    for turn in scenario["turns"]:
+        last = turn["replies"][-1]
+        last = last.get("then", last)
+        found.append(last["error"]["message"] if "error" in last else last["text"])
+    return found
+
+
+def cli_totals(cli, objs):
+    """(all input, cached input, output) as the CLI itself counted them."""
+    if cli == "claude":
+        usages = [obj["usage"] for obj in objs if obj.get("type") == "result"]
+        return (sum(u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
+                    for u in usages),
+                sum(u["cache_read_input_tokens"] for u in usages), sum(u["output_tokens"] for u in usages))
+    if cli == "codex":
+        usages = [obj["usage"] for obj in objs if obj.get("type") == "turn.completed"]
+        last = usages[-1] if usages else {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}
+        return last["input_tokens"], last["cached_input_tokens"], last["output_tokens"]
+    stats = [obj["stats"] for obj in objs if obj.get("type") == "result"]
+    return (sum(s["input_tokens"] for s in stats), sum(s["cached"] for s in stats),
+            sum(s["output_tokens"] for s in stats))
+
+
+def posted(client, path):
+    sid = create_session(client, "agent", {}, provider=cli_of(path))
+    assert post_lines(client, sid, lines_of(path)).status_code == 200
+    assert complete(client, sid, 0).status_code == 200
+    return get_session(client, sid)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[_id(path) for path in FILES])
+def test_a_capture_gives_one_row_per_answer_the_model_gave(client, path):
+    session = posted(client, path)
+    rows = [(m["role"], m["content"] or "") for m in session["messages"]]
+    said = [text for role, text in rows if role == "assistant" and text.strip()]
+    expected = answers(path)
+    if path.stem in ERROR_SHOWN:
+        assert any(ERROR_SHOWN[path.stem] in text.lower() for _, text in rows), rows
+    elif path.stem == "sub_agent":
+        # The sub-agent's answer and the main agent's; how they split into rows is
+        # issue 31's (a background task's notification as a note).
+        assert all(answer in "\n".join(said) for answer in expected)
+    else:
+        assert said == expected
+    assert session["message_count"] == sum(1 for role, _ in rows if role in ("assistant", "system"))
+    if path.stem != "sub_agent":
+        assert session["conversation_turn_count"] == len(expected)
+
+
+def _usage_param(path):
+    key = f"{cli_of(path)}/{path.stem}"
+    marks = [pytest.mark.xfail(strict=True, reason=WRONG_USAGE[key])] if key in WRONG_USAGE else []
+    return pytest.param(path, id=_id(path), marks=marks)
+
+
+@pytest.mark.parametrize("path", [_usage_param(path) for path in FILES])
+def test_a_captures_transcript_usage_is_the_clis_own_total(client, path):
+    session = posted(client, path)
+    usage = session["transcript_usage"]
+    objs = [json.loads(line) for line in lines_of(path)]
+    all_input, cached, output = cli_totals(cli_of(path), objs)
+    assert usage["output_tokens"] == output
+    assert usage["cache_read_input_tokens"] == cached
+    assert usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"] \
+        == all_input
