@@ -301,6 +301,10 @@ class CommandAckSchema(BaseSchema):
     reason = Identifier(load_default=None, allow_none=True, validate=validate.Length(max=2000))
 
 
+class ControlRequestSchema(BaseSchema):
+    """The body of an interrupt or a stop: optional, and an empty object when given."""
+
+
 class RunnerAttachSchema(BaseSchema):
     controls = fields.List(fields.String(validate=validate.OneOf(
         ["send", "permissions", "interrupt", "stop"])), required=True)
@@ -349,3 +353,4 @@ permission_answer_schema = PermissionAnswerSchema()
 command_schema = CommandSchema()
 command_ack_schema = CommandAckSchema()
 runner_attach_schema = RunnerAttachSchema()
+control_request_schema = ControlRequestSchema()

@@ -13,6 +13,7 @@ from app.control import channel as ch
 from app.core.errors import InvalidEventId
 from app.errors import ApiError
 from app.request_args import load_body
+from app.request_args import read_whole_body
 from app.services import commands as runner_side
 from app.services import control
 from app.services.access import RUNNER
@@ -92,6 +93,8 @@ def stop(session_id):
 
 
 def _queue(session_id, kind):
+    if read_whole_body():  # the body is optional; when given, an empty JSON object
+        load_body(schemas.control_request_schema)
     queued = control.queue_control(session_id, kind, db.writing(), caller=current_caller(),
                                    settings=ch.settings())
     ch.ring(session_id)
