@@ -114,11 +114,13 @@ def queue_control(session_id, kind, uow, *, caller=OPEN, clock=utc_now, settings
 
 def check_offered(uow, session_id, kind, now, settings):
     """Whether a runner is attached; NotSupported when it is and does not offer the
-    control a `kind` command needs. With none attached the command waits for one."""
+    control a `kind` command needs. With none attached the command waits for one; a
+    runner that reads its commands without having said what it offers (no POST
+    .../runner) is taken to offer everything."""
     controls, seen_at, _ = uow.runners.presence(session_id)
     attached = seen_within(seen_at, now, settings.attached_seconds)
     control = CONTROL_OF[kind]
-    if attached and control not in (controls or ()):
+    if attached and controls is not None and control not in controls:
         raise NotSupported(f"the runner attached to session {session_id} does not offer"
                            f" `{control}` (its provider cannot, or it was not started"
                            " interactive)", {"control": control, "controls": controls or []})
@@ -222,7 +224,7 @@ def controls_of(session, presence, now, settings=Settings()):
         elif not attached:
             reasons[control] = ("no runner is attached to this session (what is sent waits for"
                                 " one)")
-        elif control not in (offered or ()):
+        elif offered is not None and control not in offered:
             reasons[control] = "the attached runner does not offer it"
         view[control] = control not in reasons
     view["reasons"] = reasons
