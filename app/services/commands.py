@@ -24,6 +24,8 @@ from app.services.access import OPEN
 from app.services.streaming import Heartbeat
 
 OUTCOMES = ("done", "failed")
+# Sessions whose ring counts the bell keeps before it forgets those nobody waits on.
+KEPT_RINGS = 4096
 
 
 def _start_daemon(target):
@@ -34,7 +36,7 @@ class CommandBell:
     """Wakes the runners of a session waiting in this process. `ring(session_id)` after
     a command for it is committed; a waiter takes `mark(session_id)` before it reads,
     then `wait(session_id, mark, timeout)`, so a ring between its read and its wait is
-    not missed. `listen(on_notify, stop)` (optional: PostgreSQL) rings for the commands
+    not missed (the wait returns at once). `listen(on_notify, stop)` (optional: PostgreSQL) rings for the commands
     other instances queue, while anyone here waits."""
 
     def __init__(self, listen=None, start=_start_daemon):
@@ -53,10 +55,11 @@ class CommandBell:
             return self._rings.get(session_id, 0)
 
     def ring(self, session_id):
-        """A command for `session_id` was committed: wake its waiters."""
+        """A command for `session_id` was committed: wake its waiters. Counted whether or
+        not one waits now, so a runner between its mark and its wait sees it too."""
         with self._lock:
+            self._rings[session_id] = self._rings.get(session_id, 0) + 1
             if session_id in self._waiting:
-                self._rings[session_id] = self._rings.get(session_id, 0) + 1
                 self._condition.notify_all()
 
     def wait(self, session_id, mark, timeout):
@@ -64,7 +67,6 @@ class CommandBell:
         deadline = time.monotonic() + timeout
         with self._lock:
             self._waiting[session_id] = self._waiting.get(session_id, 0) + 1
-            self._rings.setdefault(session_id, mark)
             start_listener = self._listen is not None and not self._listening
             self._listening = self._listening or start_listener
             generation = self._generation
@@ -93,7 +95,11 @@ class CommandBell:
             self._waiting[session_id] -= 1
             if not self._waiting[session_id]:
                 del self._waiting[session_id]
-                self._rings.pop(session_id, None)
+            if len(self._rings) > KEPT_RINGS:
+                # Forget the counts of sessions nobody waits on. A runner whose mark was
+                # taken just before then wakes once for nothing, or (rarer) reads again
+                # only after its poll interval: never a lost command.
+                self._rings = {sid: n for sid, n in self._rings.items() if sid in self._waiting}
             if not self._waiting and self._listening:
                 self._listening = False
                 self._generation += 1  # the listener stops within its wait
