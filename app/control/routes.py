@@ -28,8 +28,9 @@ MAX_COMMAND_ID = 2**63 - 1
 def attach(session_id):
     """POST .../runner: a runner serves the session and says what it offers."""
     body = load_body(schemas.runner_attach_schema)
-    controls, seen_at = runner_side.attach_runner(session_id, body["controls"], db.writing(),
-                                                  caller=current_caller())
+    controls, seen_at = runner_side.attach_runner(
+        session_id, body["controls"], db.writing(), caller=current_caller(),
+        token_lifetime_seconds=current_app.config["WRITE_TOKEN_LIFETIME_SECONDS"])
     return {"runner": {"attached": True, "controls": controls, "seen_at": seen_at}}
 
 
@@ -40,7 +41,8 @@ def commands(session_id):
     Server-Sent Events (Accept: text/event-stream) or as one long poll (`wait`)."""
     after = _cursor()
     new_uow = db.detached_units_of_work()
-    runner_side.open_channel(session_id, new_uow, caller=current_caller())
+    runner_side.open_channel(session_id, new_uow, caller=current_caller(),
+                             token_lifetime_seconds=current_app.config["WRITE_TOKEN_LIFETIME_SECONDS"])
     bell, channel = ch.bell(), ch.channel()
     if request.accept_mimetypes.best == "text/event-stream":
         records = runner_side.follow_commands(session_id, after, new_uow, bell, channel,

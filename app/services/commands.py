@@ -15,11 +15,13 @@ import threading
 import time
 from dataclasses import dataclass
 
+from app.core.clock import iso_after
 from app.core.clock import to_iso
 from app.core.clock import utc_now
 from app.core.errors import CommandNotFound
 from app.core.errors import SessionNotFound
 from app.services import control
+from app.services import tokens
 from app.services.access import OPEN
 from app.services.streaming import Heartbeat
 
@@ -132,21 +134,34 @@ class ChannelEnd:
     status: str
 
 
-def attach_runner(session_id, controls, uow, *, caller=OPEN, clock=utc_now):
-    """Record that a runner serves the session and what it offers; (controls, seen_at)."""
+def attach_runner(session_id, controls, uow, *, caller=OPEN, clock=utc_now, token_lifetime_seconds=0):
+    """Record that a runner serves the session and what it offers; (controls, seen_at).
+    A session write token is renewed as ingest renews it (an idle interactive session
+    writes no output, yet its runner is there)."""
     controls = [name for name in control.CONTROLS if name in set(controls)]
-    now = to_iso(clock())
+    moment = clock()
+    now = to_iso(moment)
     with uow:
         writable_session(uow, session_id, caller)
         uow.runners.attach(session_id, controls, now)
+        tokens.renew_session_token(uow, caller, moment, token_lifetime_seconds)
         uow.commit()
     return controls, now
 
 
-def open_channel(session_id, new_uow, *, caller=OPEN):
-    """SessionNotFound, before any waiting, unless `caller` may write the session."""
+def open_channel(session_id, new_uow, *, caller=OPEN, clock=utc_now, token_lifetime_seconds=0):
+    """SessionNotFound, before any waiting, unless `caller` may write the session; the
+    session write token renewed when due."""
     with new_uow() as uow:
         writable_session(uow, session_id, caller)
+    now = clock()
+    if not (caller.is_session_token and token_lifetime_seconds):
+        return
+    due = iso_after(now, token_lifetime_seconds - tokens.renew_every(token_lifetime_seconds))
+    if caller.expires_at is None or caller.expires_at < due:  # a write only when due
+        with new_uow(write=True) as uow:
+            tokens.renew_session_token(uow, caller, now, token_lifetime_seconds)
+            uow.commit()
 
 
 def wait_for_commands(session_id, after, new_uow, bell, channel, *, wait_seconds, on_queued=None,

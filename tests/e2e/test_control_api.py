@@ -373,3 +373,16 @@ def test_a_browser_post_without_its_csrf_token_is_400_and_with_it_works(client, 
     done = client.post(url(world, suffix), json=BODIES.get(suffix, {}), headers={"X-CSRF-Token": token})
     assert done.status_code in (200, 202), done.get_json()
     assert rows("SELECT created_by FROM session_commands") == [("alice",)]
+
+
+@pytest.mark.parametrize("how", ["attach", "poll"])
+def test_a_waiting_runner_keeps_its_write_token_alive(client, world, rows, how):
+    soon = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z",
+                         time.gmtime(time.time() + 60))
+    rows("UPDATE agent_tokens SET expires_at = ? WHERE session_id = ?", soon, world["sid"])
+    if how == "attach":
+        attach(client, world)
+    else:
+        poll(client, world)
+    ((expires,),) = rows("SELECT expires_at FROM agent_tokens WHERE session_id = ?", world["sid"])
+    assert expires > soon  # pushed a lifetime on, as a write of output pushes it
