@@ -170,6 +170,7 @@ def export(session_id):
     elif fmt == "openai":
         parts, mimetype = exports.json_list_parts(map(to_openai_messages, pages)), "application/json"
     else:
+        control.describe(session, db.reading(), settings=channel.settings())  # as GET shows it
         dumped = (schemas.message_schema.dump(page, many=True) for page in pages)
         parts = itertools.chain(['{"session": '],
                                 exports.json_parts(schemas.session_schema.dump(session), "messages", dumped),
