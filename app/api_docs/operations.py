@@ -222,7 +222,10 @@ def _control():
                             " comments and one `end` when the session completes (SSE)", {
                                 JSON: {"schema": envelopes.CommandPollSchema},
                                 "text/event-stream": {"schema": COMMAND_EVENT}})},
-        "errors": error_responses(NOT_FOUND, {400: "`invalid_event_id`", 422: "`invalid_wait`"}),
+        "errors": error_responses(NOT_FOUND, {400: "`invalid_event_id`", 422: "`invalid_wait`",
+                                              429: "`rate_limited`, or `too_many_streams` (SSE:"
+                                                   " the process serves MAX_STREAMS_PER_PROCESS"
+                                                   " streams): wait `Retry-After` seconds"}),
     }
     yield f"{BASE}/{{session_id}}/commands/{{command_id}}/ack", "post", {
         "operationId": "ackCommand", "summary": "The runner acted on a command (once; a repeat"

@@ -18,6 +18,7 @@ from app.services import commands as runner_side
 from app.services import control
 from app.services.access import RUNNER
 from app.services.access import USER
+from app.streaming import live
 
 bp = Blueprint("control", __name__, url_prefix="/api/remote/sessions")
 MAX_COMMAND_ID = 2**63 - 1
@@ -45,17 +46,29 @@ def commands(session_id):
                              token_lifetime_seconds=current_app.config["WRITE_TOKEN_LIFETIME_SECONDS"])
     bell, channel = ch.bell(), ch.channel()
     if request.accept_mimetypes.best == "text/event-stream":
-        records = runner_side.follow_commands(session_id, after, new_uow, bell, channel,
-                                               on_queued=bell.ring)
-        response = Response(ch.frames(records, current_app.config["STREAM_RETRY_MS"]),
-                            mimetype="text/event-stream")
-        response.headers["Cache-Control"] = "no-store"
-        response.headers["X-Accel-Buffering"] = "no"
-        return response
+        return _command_stream(session_id, after, new_uow, bell, channel)
     found = runner_side.wait_for_commands(session_id, after, new_uow, bell, channel,
                                           wait_seconds=_wait(), on_queued=bell.ring)
     return {"commands": [ch.command_data(c) for c in found],
             "last_command_id": found[-1].command_id if found else after}
+
+
+def _command_stream(session_id, after, new_uow, bell, channel):
+    """The channel as `text/event-stream`; it holds one of the process's stream places
+    (MAX_STREAMS_PER_PROCESS: a thread under gthread) until it closes."""
+    live.take_stream_slot()
+    try:
+        records = runner_side.follow_commands(session_id, after, new_uow, bell, channel,
+                                               on_queued=bell.ring)
+        response = Response(ch.frames(records, current_app.config["STREAM_RETRY_MS"]),
+                            mimetype="text/event-stream")
+        response.call_on_close(live.free_stream_slot)
+    except BaseException:
+        live.free_stream_slot()
+        raise
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["X-Accel-Buffering"] = "no"
+    return response
 
 
 @bp.post("/<session_id>/commands/<int:command_id>/ack")

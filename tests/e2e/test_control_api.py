@@ -202,6 +202,7 @@ def test_the_sse_stream_sends_what_is_queued_after_the_cursor_and_ends_with_the_
                                                              "Last-Event-ID": "1",
                                                              "Accept": "text/event-stream"})
     text = response.get_data(as_text=True)
+    response.close()
     assert text.count("event: command") == 1 and "id: 2\n" in text
     assert text.rstrip().endswith('data: {"status":"completed"}')
 
@@ -386,3 +387,17 @@ def test_a_waiting_runner_keeps_its_write_token_alive(client, world, rows, how):
         poll(client, world)
     ((expires,),) = rows("SELECT expires_at FROM agent_tokens WHERE session_id = ?", world["sid"])
     assert expires > soon  # pushed a lifetime on, as a write of output pushes it
+
+
+def test_an_open_command_stream_holds_one_of_the_process_s_stream_places(app, client, world):
+    app.config["MAX_STREAMS_PER_PROCESS"] = 1
+    headers = {**bearer(world["write"]), "Accept": "text/event-stream"}
+    first = client.get(url(world, "/commands"), headers=headers, buffered=False)
+    assert first.status_code == 200
+    second = client.get(url(world, "/commands"), headers=headers, buffered=False)
+    assert second.status_code == 429
+    assert second.get_json()["error"]["code"] == "too_many_streams"
+    first.close()
+    third = client.get(url(world, "/commands"), headers=headers, buffered=False)
+    assert third.status_code == 200
+    third.close()
