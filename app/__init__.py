@@ -31,6 +31,7 @@ def create_app(test_config=None):
     from app import request_log
     from app import security_headers
     from app.api_docs import bp as api_docs_bp
+    from app.control import bp as control_bp
     from app.ingest import bp as ingest_bp
     from app.inputs import bp as inputs_bp
     from app.sessions import bp as sessions_bp
@@ -47,6 +48,7 @@ def create_app(test_config=None):
     app.register_blueprint(sessions_bp)
     app.register_blueprint(ingest_bp)
     app.register_blueprint(inputs_bp)
+    app.register_blueprint(control_bp)
     app.register_blueprint(streaming_bp)
     app.register_blueprint(ui_bp)
     app.register_blueprint(api_docs_bp)

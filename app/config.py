@@ -125,6 +125,17 @@ class Config:
     # (POST .../messages); more is a 413 `input_too_large`.
     MAX_INPUT_BYTES = 100 * 1024
 
+    # The control channel's server side (issue 30, docs/control.md): a runner counts as
+    # attached this long after its last heartbeat; an open command stream refreshes the
+    # heartbeat at most this often; a waiting runner reads its commands again at least
+    # this often (a command queued by another process of a SQLite deployment, where no
+    # notification crosses processes, arrives within it); a long poll waits at most
+    # COMMAND_WAIT_MAX_SECONDS.
+    RUNNER_ATTACHED_SECONDS = 30
+    RUNNER_HEARTBEAT_SECONDS = 5
+    COMMAND_POLL_SECONDS = 0.25
+    COMMAND_WAIT_MAX_SECONDS = 30
+
 
 # Numeric settings and the least each may be: a zero page size or poll interval
 # would make a stream spin or stall, so a bad value stops the app at start-up
@@ -166,6 +177,10 @@ AT_LEAST = {
     "MAX_STREAMS_PER_PROCESS": 0,
     "VIEWER_PAGE_BYTES": 1,
     "MAX_INPUT_BYTES": 1,
+    "RUNNER_ATTACHED_SECONDS": 1,
+    "RUNNER_HEARTBEAT_SECONDS": 0.001,
+    "COMMAND_POLL_SECONDS": 0.001,
+    "COMMAND_WAIT_MAX_SECONDS": 1,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "VIEWER_PAGE_MESSAGES", "MAX_CONTEXT_BYTES",
@@ -175,7 +190,8 @@ WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN",
                  "WRITE_TOKEN_LIFETIME_SECONDS",
                  "MAX_OUTPUT_BYTES_PER_USER_PER_DAY", "MAX_SESSIONS_PER_USER_PER_DAY",
                  "PAGE_MAX_BYTES", "STREAM_PAGE_BYTES", "MAX_STREAMS_PER_USER", "MAX_STREAMS_PER_PROCESS",
-                 "VIEWER_PAGE_BYTES", "MAX_INPUT_BYTES"}
+                 "VIEWER_PAGE_BYTES", "MAX_INPUT_BYTES",
+                 "RUNNER_ATTACHED_SECONDS", "COMMAND_WAIT_MAX_SECONDS"}
 
 
 def check_numbers(config):

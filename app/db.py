@@ -145,13 +145,14 @@ def detached_units_of_work():
     return new_uow
 
 
-def notification_listener():
-    """The live hub's `listen(on_notify, stop)` where the database notifies other
-    instances' commits (PostgreSQL), else None (the hub's poll alone)."""
+def notification_listener(channel=live_notify.CHANNEL):
+    """The live hub's (or, on `channel` COMMANDS_CHANNEL, the command bell's)
+    `listen(on_notify, stop)` where the database notifies other instances' commits
+    (PostgreSQL), else None (the poll alone)."""
     engine = db.engine
     if not live_notify.supported(engine):
         return None
-    return lambda on_notify, stop: live_notify.listen(engine, on_notify, stop=stop)
+    return lambda on_notify, stop: live_notify.listen(engine, on_notify, stop=stop, channel=channel)
 
 
 def migrations_dir():

@@ -33,6 +33,10 @@ SERVICE_STATUS = {
     service_errors.QuotaExceeded: 429,
     service_errors.SessionOutputLimit: 413,
     service_errors.InputTooLarge: 413,
+    service_errors.NotSupported: 409,
+    service_errors.AlreadyResolved: 409,
+    service_errors.PermissionNotFound: 404,
+    service_errors.CommandNotFound: 404,
 }
 # Headers of a werkzeug error that describe its HTML body, not the error itself.
 BODY_HEADERS = frozenset({"content-type", "content-length"})

@@ -247,10 +247,78 @@ class InputSendSchema(BaseSchema):
     client_message_id = Identifier(required=True, validate=validate.Length(min=1, max=200))
 
 
+class PermissionSchema(BaseSchema):
+    """A tool call the agent asked a person to allow (docs/control.md), and its resolution."""
+
+    request_id = fields.String(required=True)
+    tool_name = fields.String(required=True)
+    input = fields.Raw(attribute="tool_input", required=True, metadata={
+        "description": "the tool's input as the agent gave it (a JSON object)"})
+    requested_at = fields.String(required=True)
+    expires_at = fields.String(allow_none=True, required=True, metadata={
+        "description": "when it is denied as `expired` unless answered; null: never"})
+    state = fields.String(required=True, metadata={
+        "description": "pending, allowed, denied, expired (denied: no answer in time) or"
+                       " cancelled (the agent withdrew it)"})
+    message = fields.String(allow_none=True, required=True)
+    resolved_by = fields.String(allow_none=True, required=True)
+    resolved_at = fields.String(allow_none=True, required=True)
+
+
+class PermissionAnswerSchema(BaseSchema):
+    behavior = fields.String(required=True, validate=validate.OneOf(["allow", "deny"]))
+    message = Identifier(load_default=None, allow_none=True, validate=validate.Length(max=4000))
+
+
+class ControlsSchema(BaseSchema):
+    """What can be done to the session right now (docs/control.md)."""
+
+    runner_attached = fields.Boolean(required=True, metadata={
+        "description": "a runner's heartbeat came within RUNNER_ATTACHED_SECONDS"})
+    runner_seen_at = fields.String(allow_none=True, required=True)
+    send = fields.Boolean(required=True)
+    permissions = fields.Boolean(required=True)
+    interrupt = fields.Boolean(required=True)
+    stop = fields.Boolean(required=True)
+    reasons = fields.Dict(keys=fields.String(), values=fields.String(), required=True, metadata={
+        "description": "for each control that is false, why"})
+
+
+class CommandSchema(BaseSchema):
+    """A command for the session's runner (the `data` of an SSE `command` event)."""
+
+    command_id = fields.Integer(required=True)
+    kind = fields.String(required=True, metadata={
+        "description": "input, permission, interrupt or stop"})
+    body = fields.Dict(required=True, metadata={"description": "docs/control.md, per kind"})
+    created_at = fields.String(required=True)
+    acked_at = fields.String(allow_none=True, required=True)
+    outcome = fields.String(allow_none=True, required=True)
+
+
+class CommandAckSchema(BaseSchema):
+    outcome = fields.String(required=True, validate=validate.OneOf(["done", "failed"]))
+    reason = Identifier(load_default=None, allow_none=True, validate=validate.Length(max=2000))
+
+
+class ControlRequestSchema(BaseSchema):
+    """The body of an interrupt or a stop: optional, and an empty object when given."""
+
+
+class RunnerAttachSchema(BaseSchema):
+    controls = fields.List(fields.String(validate=validate.OneOf(
+        ["send", "permissions", "interrupt", "stop"])), required=True)
+
+
 class SessionSchema(SessionSummarySchema):
     messages = fields.List(fields.Nested(MessageSchema), required=True)
     pending_inputs = fields.List(fields.Nested(PendingInputSchema), required=True, metadata={
         "description": "inputs sent to the session and not yet applied, oldest first"})
+    pending_permissions = fields.List(fields.Nested(PermissionSchema), required=True, metadata={
+        "description": "permission requests awaiting an answer, oldest first"})
+    controls = fields.Nested(ControlsSchema, allow_none=True, required=True)
+    stopped_by = fields.String(allow_none=True, required=True, metadata={
+        "description": "who asked for the stop that ended the session; null otherwise"})
     # True when `messages` stops at SESSION_MESSAGES_MAX: the rest come from
     # GET .../messages?after=<next_cursor>.
     messages_truncated = fields.Boolean(required=True)
@@ -280,3 +348,9 @@ search_hit_schema = SearchHitSchema()
 evidence_schema = EvidenceSchema()
 input_schema = InputSchema()
 input_send_schema = InputSendSchema()
+permission_schema = PermissionSchema()
+permission_answer_schema = PermissionAnswerSchema()
+command_schema = CommandSchema()
+command_ack_schema = CommandAckSchema()
+runner_attach_schema = RunnerAttachSchema()
+control_request_schema = ControlRequestSchema()

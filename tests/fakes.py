@@ -12,6 +12,7 @@ from app.core.records import Chunk
 from app.core.records import Evidence
 from app.core.records import LockedSession
 from app.core.records import Message
+from app.core.records import SessionCommand
 from app.core.records import SessionInput
 from app.core.records import TokenRecord
 from app.core.records import fitting
@@ -415,6 +416,32 @@ class FakeInputs:
         return [row for row in self.rows if row.session_id == session_id and row.state != "applied"]
 
 
+class FakeCommands:
+    def __init__(self):
+        self.rows = []  # SessionCommand, in write order
+
+    def add(self, session_id, kind, body, created_by, now):
+        row = SessionCommand(command_id=len(self.rows) + 1, session_id=session_id, kind=kind,
+                             body=dict(body), created_by=created_by, created_at=now)
+        self.rows.append(row)
+        return row
+
+    def find(self, session_id, command_id):
+        return next((row for row in self.rows if (row.session_id, row.command_id)
+                     == (session_id, command_id)), None)
+
+
+class FakeRunners:
+    def __init__(self):
+        self.presences = {}  # session_id -> (controls, seen_at, stopped_by)
+
+    def attach(self, session_id, controls, now):
+        self.presences[session_id] = (list(controls), now, None)
+
+    def presence(self, session_id):
+        return self.presences.get(session_id, (None, None, None))
+
+
 class FakeUnitOfWork(AbstractUnitOfWork):
     """Commits are recorded, not applied: the fakes change in place, like autocommit."""
 
@@ -431,6 +458,8 @@ class FakeUnitOfWork(AbstractUnitOfWork):
         self.evidence = FakeEvidence()
         self.user_days = FakeUserDays()
         self.inputs = FakeInputs()
+        self.commands = FakeCommands()
+        self.runners = FakeRunners()
         self.commits = 0
 
     def commit(self):

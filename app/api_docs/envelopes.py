@@ -5,9 +5,11 @@ nests a schema of app/schemas.py rather than repeating its fields.
 from marshmallow import fields
 
 from app.schemas import BaseSchema
+from app.schemas import CommandSchema
 from app.schemas import EvidenceSchema
 from app.schemas import InputSchema
 from app.schemas import MessageSchema
+from app.schemas import PermissionSchema
 from app.schemas import SearchHitSchema
 from app.schemas import SessionListItemSchema
 from app.schemas import SessionSchema
@@ -51,6 +53,43 @@ class EvidencePageSchema(BaseSchema):
 
 class InputEnvelopeSchema(BaseSchema):
     input = fields.Nested(InputSchema, required=True)
+    runner_attached = fields.Boolean(required=True, metadata={
+        "description": "a runner's heartbeat came within RUNNER_ATTACHED_SECONDS; when false the"
+                       " input waits for one"})
+
+
+class PermissionEnvelopeSchema(BaseSchema):
+    permission = fields.Nested(PermissionSchema, required=True)
+
+
+class CommandQueuedSchema(BaseSchema):
+    command = fields.Nested(CommandSchema, required=True)
+    runner_attached = fields.Boolean(required=True, metadata={
+        "description": "a runner's heartbeat came within RUNNER_ATTACHED_SECONDS; when false the"
+                       " command waits for one"})
+
+
+class CommandEnvelopeSchema(BaseSchema):
+    command = fields.Nested(CommandSchema, required=True)
+
+
+class RunnerSchema(BaseSchema):
+    attached = fields.Boolean(required=True)
+    controls = fields.List(fields.String(), required=True, metadata={
+        "description": "what this runner offers, out of send, permissions, interrupt, stop"})
+    seen_at = fields.String(required=True)
+
+
+class RunnerEnvelopeSchema(BaseSchema):
+    runner = fields.Nested(RunnerSchema, required=True)
+
+
+class CommandPollSchema(BaseSchema):
+    commands = fields.List(fields.Dict(), required=True, metadata={
+        "description": "unacknowledged commands after the cursor, oldest first: each its body"
+                       " (docs/control.md) with command_id, kind and created_at"})
+    last_command_id = fields.Integer(required=True, metadata={
+        "description": "the cursor to pass back as `after`"})
 
 
 class OpenAIMessagesSchema(BaseSchema):

@@ -114,9 +114,10 @@ def operations(config):
         "responses": {202: ("queued now", _json(envelopes.InputEnvelopeSchema)),
                       200: ("queued before under this client_message_id: nothing written",
                             _json(envelopes.InputEnvelopeSchema))},
-        "errors": error_responses(BODY, NOT_FOUND, {
+        "errors": error_responses(BODY, NOT_FOUND, CLIENT_WRITE, {
             403: "`wrong_token_kind`: a runner or a session's write token may not send input",
-            409: "`session_completed`: the session takes no more input",
+            409: "`session_completed`: the session takes no more input; `not_supported`: the"
+                 " attached runner does not offer `send` (`details.control`)",
             413: "`request_entity_too_large` (body over MAX_CONTENT_LENGTH) or `input_too_large`"
                  " (content over MAX_INPUT_BYTES of UTF-8)",
             422: "`invalid_json` or `validation_error` (content empty or blank, client_message_id"
@@ -179,6 +180,90 @@ def operations(config):
         "errors": error_responses(NOT_FOUND, {400: "`invalid_event_id`"}),
     }
     yield from _writes()
+    yield from _control()
+
+
+# The client writes of the control channel also take the viewer's cookie, with its
+# CSRF token in the X-CSRF-Token header.
+CLIENT_WRITE = {400: "`csrf_failed`: signed in by cookie, without the X-CSRF-Token header"}
+COMMAND_CURSOR = [
+    {"in": "header", "name": "Last-Event-ID", "required": False,
+     "description": "resume after this command id (wins over `after`)", "schema": {"type": "string"}},
+    _query("after", "send the unacknowledged commands after this command id"),
+]
+COMMAND_EVENT = {
+    "type": "object", "required": ["event", "data"],
+    "properties": {
+        "event": {"type": "string", "enum": ["command", "end"]},
+        "data": {"type": "string", "description": "a command as JSON (docs/control.md): its body"
+                                                  " with command_id, kind and created_at"},
+        "id": {"type": "string", "description": "the command id; resume after it"},
+        "retry": {"type": "integer"},
+    },
+}
+
+
+def _control():
+    yield f"{BASE}/{{session_id}}/runner", "post", {
+        "operationId": "attachRunner", "summary": "Attach a runner and say what it offers",
+        "security": RUNNER, "parameters": [SESSION_ID],
+        "requestBody": {"required": True, "content": _json(schemas.RunnerAttachSchema)},
+        "responses": {200: ("attached", _json(envelopes.RunnerEnvelopeSchema))},
+        "errors": error_responses(BODY, NOT_FOUND),
+    }
+    yield f"{BASE}/{{session_id}}/commands", "get", {
+        "operationId": "readCommands",
+        "summary": "The runner's command channel: SSE (Accept: text/event-stream) or a long poll",
+        "security": RUNNER,
+        "parameters": [SESSION_ID, *COMMAND_CURSOR,
+                       _query("wait", "long poll: seconds to wait for a command (0 to"
+                                      " COMMAND_WAIT_MAX_SECONDS)", default="0")],
+        "responses": {200: ("the commands (long poll), or `retry`, `command` events, keep-alive"
+                            " comments and one `end` when the session completes (SSE)", {
+                                JSON: {"schema": envelopes.CommandPollSchema},
+                                "text/event-stream": {"schema": COMMAND_EVENT}})},
+        "errors": error_responses(NOT_FOUND, {400: "`invalid_event_id`", 422: "`invalid_wait`",
+                                              429: "`rate_limited`, or `too_many_streams` (SSE:"
+                                                   " the process serves MAX_STREAMS_PER_PROCESS"
+                                                   " streams): wait `Retry-After` seconds"}),
+    }
+    yield f"{BASE}/{{session_id}}/commands/{{command_id}}/ack", "post", {
+        "operationId": "ackCommand", "summary": "The runner acted on a command (once; a repeat"
+                                                " changes nothing)",
+        "security": RUNNER,
+        "parameters": [SESSION_ID, {"in": "path", "name": "command_id", "required": True,
+                                    "schema": {"type": "integer"}}],
+        "requestBody": {"required": True, "content": _json(schemas.CommandAckSchema)},
+        "responses": {200: ("the command as acknowledged first", _json(envelopes.CommandEnvelopeSchema))},
+        "errors": error_responses(BODY, NOT_FOUND, {404: "`session_not_found`, or"
+                                                         " `command_not_found`"}),
+    }
+    yield f"{BASE}/{{session_id}}/permissions/{{request_id}}", "post", {
+        "operationId": "answerPermission", "summary": "Allow or deny a tool call; the first answer wins",
+        "security": USER,
+        "parameters": [SESSION_ID, {"in": "path", "name": "request_id", "required": True,
+                                    "schema": {"type": "string"}}],
+        "requestBody": {"required": True, "content": _json(schemas.PermissionAnswerSchema)},
+        "responses": {200: ("resolved by this answer", _json(envelopes.PermissionEnvelopeSchema))},
+        "errors": error_responses(BODY, NOT_FOUND, CLIENT_WRITE, {
+            403: "`wrong_token_kind`: a runner or a session's write token may not answer",
+            404: "`session_not_found`, or `permission_not_found`",
+            409: "`already_resolved`: answered, expired or withdrawn before"
+                 " (`details.permission`: the resolution that won)"}),
+    }
+    for name, operation_id, summary in (
+            ("interrupt", "interruptTurn", "Stop the agent's current turn; the session stays open"),
+            ("stop", "stopAgent", "End the agent; the session completes with who stopped it")):
+        yield f"{BASE}/{{session_id}}/{name}", "post", {
+            "operationId": operation_id, "summary": summary, "security": USER,
+            "parameters": [SESSION_ID],
+            "requestBody": {"required": False, "content": _json(schemas.ControlRequestSchema)},
+            "responses": {202: ("queued for the runner", _json(envelopes.CommandQueuedSchema))},
+            "errors": error_responses(BODY, NOT_FOUND, CLIENT_WRITE, {
+                403: f"`wrong_token_kind`: a runner or a session's write token may not {name}",
+                409: "`session_completed`; `not_supported`: the attached runner does not offer"
+                     f" `{name}`"}),
+        }
 
 
 def _writes():

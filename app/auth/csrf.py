@@ -11,6 +11,9 @@ from flask import request
 from flask import session
 
 FIELD = "csrf_token"
+# The viewer's scripts send the token in this header with the API's writes that
+# take the cookie (POST .../messages, permissions, interrupt, stop).
+HEADER = "X-CSRF-Token"
 SESSION_KEY = "csrf"
 
 
@@ -25,4 +28,11 @@ def csrf_ok():
     """True when the posted form carries this visitor's token."""
     expected = session.get(SESSION_KEY)
     sent = request.form.get(FIELD, "")
+    return bool(expected) and secrets.compare_digest(sent.encode(), expected.encode())
+
+
+def csrf_header_ok():
+    """True when the request's X-CSRF-Token header carries this visitor's token."""
+    expected = session.get(SESSION_KEY)
+    sent = request.headers.get(HEADER, "")
     return bool(expected) and secrets.compare_digest(sent.encode(), expected.encode())

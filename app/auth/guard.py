@@ -15,6 +15,7 @@ from flask import session
 from flask import url_for
 
 from app import db
+from app.auth.csrf import csrf_header_ok
 from app.auth.csrf import csrf_token
 from app.errors import ApiError
 from app.services import tokens
@@ -36,11 +37,13 @@ def init_app(app):
                            " and write every session. Use it for local demos only.")
 
 
-def requires(*kinds, cookie=False, on_missing=None):
+def requires(*kinds, cookie=False, on_missing=None, csrf=False):
     """Let the view run only for a caller holding a token of one of `kinds`.
 
     `cookie` also accepts the viewer's session cookie. `on_missing()`, if given,
     answers a request that presented no credentials (the viewer redirects to /login).
+    `csrf` (a write that takes the cookie) wants, from a caller signed in by cookie,
+    the viewer's CSRF token in the `X-CSRF-Token` header: 400 `csrf_failed` without.
     """
     def decorate(view):
         @functools.wraps(view)
@@ -52,6 +55,9 @@ def requires(*kinds, cookie=False, on_missing=None):
                 if caller is None and on_missing is not None:
                     return on_missing()
                 g.caller = _admit_and_throttle(caller, kinds)
+                if csrf and caller.viewer_key_hash is not None and not csrf_header_ok():
+                    raise ApiError(400, "csrf_failed", "a write by the viewer's cookie needs its"
+                                   " CSRF token in the X-CSRF-Token header", {})
             return view(*args, **kwargs)
         guarded.required_token_kinds = kinds  # read by the tests that check every route
         return guarded

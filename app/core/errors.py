@@ -109,3 +109,27 @@ class InputTooLarge(ServiceError):
     """A prompt over MAX_INPUT_BYTES of UTF-8."""
 
     code = "input_too_large"
+
+
+class NotSupported(ServiceError):
+    """The session's attached runner does not offer this control (send, interrupt, stop)."""
+
+    code = "not_supported"
+
+
+class AlreadyResolved(ServiceError):
+    """A permission answered, expired or withdrawn before: the first resolution won."""
+
+    code = "already_resolved"
+
+
+class PermissionNotFound(ServiceError):
+    """No permission request of that id in the session."""
+
+    code = "permission_not_found"
+
+
+class CommandNotFound(ServiceError):
+    """No command of that id in the session."""
+
+    code = "command_not_found"

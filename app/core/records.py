@@ -33,6 +33,11 @@ class AgentSession:
     transcript_cost_usd: float = 0.0
     messages: list = field(default_factory=list)
     pending_inputs: list = field(default_factory=list)  # not yet applied (get_session only)
+    # get_session only (issue 30): permissions awaiting an answer, what the runner
+    # offers now (control.controls_of), and who asked for the stop that ended it.
+    pending_permissions: list = field(default_factory=list)
+    controls: dict | None = None
+    stopped_by: str | None = None
     open_turn: dict | None = None  # the turn still accumulating (get_session only)
     # get_session with a bound: more messages follow, from this cursor on.
     messages_truncated: bool = False

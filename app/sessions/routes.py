@@ -11,11 +11,13 @@ from app import db
 from app import schemas
 from app.auth import current_caller
 from app.auth import requires
+from app.control import channel
 from app.errors import ApiError
 from app.formats import exports
 from app.formats.openai_format import to_openai_messages
 from app.request_args import load_body
 from app.request_args import page_limit
+from app.services import control
 from app.services import evidence
 from app.services import search
 from app.services import sessions as service
@@ -88,9 +90,18 @@ def search_messages():
 def show(session_id):
     """GET /api/remote/sessions/<id>: the session with its transcript, up to
     SESSION_MESSAGES_MAX messages (then `messages_truncated` and `next_cursor`)."""
-    session = service.get_session(session_id, db.reading(), caller=current_caller(),
-                                  max_messages=current_app.config["SESSION_MESSAGES_MAX"],
-                                  max_bytes=current_app.config["PAGE_MAX_BYTES"])
+    def read():
+        return service.get_session(session_id, db.reading(), caller=current_caller(),
+                                   max_messages=current_app.config["SESSION_MESSAGES_MAX"],
+                                   max_bytes=current_app.config["PAGE_MAX_BYTES"])
+
+    session = read()
+    # Permissions past their time are denied here too (fail-closed), the reader
+    # being allowed to see the session: no runner needs to be waiting for them to expire.
+    if control.expire_due(session_id, db.detached_units_of_work(), settings=channel.settings()):
+        channel.ring(session_id)
+        session = read()
+    control.describe(session, db.reading(), settings=channel.settings())
     return {"session": schemas.session_schema.dump(session)}
 
 
@@ -159,6 +170,7 @@ def export(session_id):
     elif fmt == "openai":
         parts, mimetype = exports.json_list_parts(map(to_openai_messages, pages)), "application/json"
     else:
+        control.describe(session, db.reading(), settings=channel.settings())  # as GET shows it
         dumped = (schemas.message_schema.dump(page, many=True) for page in pages)
         parts = itertools.chain(['{"session": '],
                                 exports.json_parts(schemas.session_schema.dump(session), "messages", dumped),

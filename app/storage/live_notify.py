@@ -13,6 +13,8 @@ import time
 
 log = logging.getLogger(__name__)
 CHANNEL = "turnlog_live"
+# Migration 0025: a new command of a session (its runner waits for it).
+COMMANDS_CHANNEL = "turnlog_commands"
 LISTEN = f"LISTEN {CHANNEL}"
 # How long one wait for notifications lasts before `stop()` is asked again (so the
 # connection closes within about this long after the last follower leaves).
@@ -32,14 +34,16 @@ def connect(engine):
     return conn
 
 
-def listen(engine, on_notify, *, stop=lambda: False, retry_seconds=1.0, on_listening=None):
-    """LISTEN on `engine`'s database until `stop()` is true, calling `on_notify` with
-    each notification's session id; `on_listening()` once each time it (re)connects."""
+def listen(engine, on_notify, *, stop=lambda: False, retry_seconds=1.0, on_listening=None,
+           channel=CHANNEL):
+    """LISTEN on `engine`'s database (on `channel`) until `stop()` is true, calling
+    `on_notify` with each notification's session id; `on_listening()` once each time it
+    (re)connects."""
     while not stop():
         conn = None
         try:
             conn = connect(engine)
-            conn.execute(LISTEN)
+            conn.execute(f"LISTEN {channel}")
             if on_listening is not None:
                 on_listening()
             while not stop():

@@ -10,6 +10,7 @@ from sqlalchemy.engine import Connection
 from app.storage.repositories.control.commands import CommandRepository
 from app.storage.repositories.control.inputs import InputRepository
 from app.storage.repositories.control.permissions import PermissionRepository
+from app.storage.repositories.control.runners import RunnerRepository
 from app.storage.repositories.dialect import driver_error
 from app.storage.repositories.evidence import EvidenceRepository
 from app.storage.repositories.final_events import FinalEventRepository
@@ -38,6 +39,7 @@ class AbstractUnitOfWork:
 
     sessions = messages = outputs = turn_states = turns = usage = stream_cursors = tokens = None
     search = stream_leases = final_events = evidence = inputs = commands = permissions = None
+    runners = None
 
     def __enter__(self):
         """Start the unit of work."""
@@ -96,6 +98,7 @@ class _SqlRepositories(AbstractUnitOfWork):
     inputs = _Repository(InputRepository)
     commands = _Repository(CommandRepository)
     permissions = _Repository(PermissionRepository)
+    runners = _Repository(RunnerRepository)
 
 
 class SqlUnitOfWork(_SqlRepositories):

@@ -96,6 +96,19 @@ def shared_writes(record, frame):
     return writes
 
 
+def take_stream_slot():
+    """Count one more stream in this process (any long-lived response that holds a thread
+    under gthread: the runner's command channel too); TooManyStreams (429) past
+    MAX_STREAMS_PER_PROCESS. Free it with `free_stream_slot()` when the response closes."""
+    config = current_app.config
+    _take_process_slot(config["MAX_STREAMS_PER_PROCESS"], config["STREAM_HEARTBEAT_SECONDS"])
+
+
+def free_stream_slot():
+    """Give back a slot `take_stream_slot()` took."""
+    _free_process_slot()
+
+
 def _take_process_slot(limit, retry_after):
     """Count one more stream in this process; TooManyStreams when it has `limit` (0: none)."""
     global _open_streams

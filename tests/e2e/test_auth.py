@@ -25,6 +25,16 @@ WRITE_BODIES = {
 }
 
 
+CONTROL_BODIES = {
+    "messages": {"content": "x", "client_message_id": "c"},
+    "permissions/R1": {"behavior": "allow"},
+    "interrupt": {},
+    "stop": {},
+    "runner": {"controls": ["send"]},
+    "commands/1/ack": {"outcome": "done"},
+}
+
+
 @pytest.fixture
 def app_config():
     return {"AUTH_DISABLED": False}
@@ -82,6 +92,10 @@ def api_requests(sid):
         yield "GET", f"{SESSIONS}/{sid}{suffix}", None
     for name, body in WRITE_BODIES.items():
         yield "POST", f"{SESSIONS}/{sid}/{name}", body
+    # the control channel (issue 30): a person's writes, then the runner's routes
+    for name, body in CONTROL_BODIES.items():
+        yield "POST", f"{SESSIONS}/{sid}/{name}", body
+    yield "GET", f"{SESSIONS}/{sid}/commands", None
 
 
 def test_every_api_route_without_a_token_is_401_with_a_challenge(client, world, rows):

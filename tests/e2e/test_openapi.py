@@ -69,15 +69,22 @@ def test_every_operation_names_its_token_and_documents_its_errors(document):
                 assert "404" in operation["responses"], where
 
 
-# A person's writes: input to a live session (issue 30).
-USER_WRITES = {("post", "/api/remote/sessions/{session_id}/messages")}
+# A person's writes: input to a live session, permission answers, interrupt, stop (issue 30).
+USER_WRITES = {("post", "/api/remote/sessions/{session_id}/messages"),
+               ("post", "/api/remote/sessions/{session_id}/permissions/{request_id}"),
+               ("post", "/api/remote/sessions/{session_id}/interrupt"),
+               ("post", "/api/remote/sessions/{session_id}/stop")}
+# A runner's read: its command channel (issue 30).
+RUNNER_READS = {("get", "/api/remote/sessions/{session_id}/commands")}
 
 
 def test_writes_take_runner_tokens_and_reads_user_tokens(document):
     for path, item in document["paths"].items():
         for method, operation in item.items():
             kinds = {name for req in operation["security"] for name in req}
-            if method == "get" or (method, path) in USER_WRITES:
+            if (method, path) in RUNNER_READS:
+                assert kinds == {"runnerToken"}, path
+            elif method == "get" or (method, path) in USER_WRITES:
                 assert kinds == {"userToken"}, path
             elif path.endswith("/sessions"):
                 assert kinds == {"userToken", "runnerToken"}, path

@@ -4,10 +4,13 @@ from datetime import timezone
 
 import pytest
 
+from app.core.clock import to_iso
 from app.core.errors import InputTooLarge
 from app.core.errors import NotPermitted
+from app.core.errors import NotSupported
 from app.core.errors import SessionClosed
 from app.core.errors import SessionNotFound
+from app.core.inputs import input_uuid
 from app.services import inputs
 from app.services.access import Caller
 from tests.fakes import FakeUnitOfWork
@@ -65,3 +68,27 @@ def test_a_completed_session_takes_repeats_only(uow):
     with pytest.raises(SessionClosed):
         send(uow, client_id="after")
     assert send(uow, client_id="before").input == first.input
+
+
+def test_a_new_input_queues_its_command_for_the_runner(uow):
+    sent = send(uow)
+    [command] = uow.commands.rows
+    assert (command.kind, command.created_by) == ("input", "alice")
+    assert command.body == {"input_id": sent.input.input_id, "content": "hi",
+                            "uuid": input_uuid("s1", sent.input.input_id)}
+    send(uow)  # a repeat queues nothing
+    assert len(uow.commands.rows) == 1
+    assert sent.runner_attached is False
+
+
+def test_an_attached_runner_without_send_refuses_the_input(uow):
+    uow.runners.attach("s1", ["permissions"], to_iso(NOW))
+    with pytest.raises(NotSupported) as err:
+        send(uow)
+    assert err.value.details["control"] == "send"
+    assert uow.inputs.rows == [] and uow.commands.rows == [] and uow.commits == 0
+
+
+def test_an_attached_runner_with_send_is_reported(uow):
+    uow.runners.attach("s1", ["send"], to_iso(NOW))
+    assert send(uow).runner_attached is True

@@ -72,7 +72,7 @@ LAYERS = [
     {"storage"},                                # SQL; steps such as 0018's come in from above
     {"services"},                               # the use cases
     {"config", "db", "errors", "extensions", "request_args", "request_log", "schemas",
-     "security_headers", "auth", "sessions", "ingest", "inputs", "streaming", "ui",
+     "security_headers", "auth", "sessions", "ingest", "inputs", "control", "streaming", "ui",
      "api_docs"},                               # the web, and db.py's wiring of the layers
     {"cli", "samples"},                         # operator commands and the demo's data
     {"__init__"},                               # create_app: blueprints and commands

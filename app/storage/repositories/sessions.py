@@ -88,8 +88,11 @@ RECORD_INGEST = (
     + ADD_COUNTS + " turn_state = {m}, max_seq = {m}, updated_at = {m} WHERE session_id = {m}"
 )
 ADD_MESSAGES = "UPDATE agent_sessions SET" + ADD_COUNTS + " updated_at = {m} WHERE session_id = {m}"
+# stopped_by: who queued the session's stop command, when one was queued (issue 30).
 MARK_COMPLETED = text(
-    "UPDATE agent_sessions SET status = :status, exit_code = :exit_code, updated_at = :now"
+    "UPDATE agent_sessions SET status = :status, exit_code = :exit_code, updated_at = :now,"
+    " stopped_by = (SELECT created_by FROM session_commands WHERE session_id = :session_id"
+    " AND kind = 'stop' ORDER BY command_id DESC LIMIT 1)"
     " WHERE session_id = :session_id"
 )
 ASSIGN_MACHINE = text(

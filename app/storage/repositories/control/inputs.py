@@ -18,6 +18,16 @@ SELECT_BY_CLIENT_ID = text(
     f"SELECT {COLUMNS} FROM session_inputs"
     " WHERE session_id = :session_id AND client_message_id = :client_message_id"
 )
+# The runner's acknowledgement of an input's command: delivered (unless the agent's
+# echo already made it applied), or failed with the runner's reason.
+MARK_DELIVERED = text(
+    "UPDATE session_inputs SET state = 'delivered', delivered_at = :now"
+    " WHERE session_id = :session_id AND input_id = :input_id AND state = 'queued'"
+)
+MARK_FAILED = text(
+    "UPDATE session_inputs SET state = 'failed', reason = :reason"
+    " WHERE session_id = :session_id AND input_id = :input_id AND state IN ('queued', 'delivered')"
+)
 SELECT_PENDING = text(
     f"SELECT {COLUMNS} FROM session_inputs"
     " WHERE session_id = :session_id AND state IN ('queued', 'delivered', 'failed')"
@@ -44,6 +54,16 @@ class InputRepository:
         row = self.conn.execute(SELECT_BY_CLIENT_ID, {
             "session_id": session_id, "client_message_id": client_message_id}).mappings().first()
         return _to_input(row) if row is not None else None
+
+    def mark_delivered(self, session_id, input_id, now):
+        """The runner wrote the input to the agent; nothing when it is past `queued`."""
+        self.conn.execute(MARK_DELIVERED, {"session_id": session_id, "input_id": input_id,
+                                           "now": now})
+
+    def mark_failed(self, session_id, input_id, reason):
+        """The runner could not deliver the input; nothing once it is applied."""
+        self.conn.execute(MARK_FAILED, {"session_id": session_id, "input_id": input_id,
+                                        "reason": reason})
 
     def list_pending(self, session_id):
         """The inputs not yet applied (queued, delivered or failed), oldest first."""

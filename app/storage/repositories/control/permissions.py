@@ -28,6 +28,11 @@ RESOLVE_IF_PENDING = text(
     " resolved_by = :resolved_by, resolved_at = :resolved_at"
     " WHERE session_id = :session_id AND request_id = :request_id AND state = 'pending'"
 )
+SELECT_DUE_IN_SESSION = text(
+    f"SELECT {COLUMNS} FROM session_permissions"
+    " WHERE session_id = :session_id AND state = 'pending' AND expires_at IS NOT NULL"
+    " AND expires_at <= :now ORDER BY expires_at, request_id"
+)
 SELECT_DUE = text(
     f"SELECT {COLUMNS} FROM session_permissions"
     " WHERE state = 'pending' AND expires_at IS NOT NULL AND expires_at <= :now"
@@ -68,6 +73,11 @@ class PermissionRepository:
             "session_id": session_id, "request_id": request_id, "state": state,
             "message": message, "resolved_by": resolved_by, "resolved_at": now})
         return result.rowcount == 1
+
+    def due_in_session(self, session_id, now):
+        """The session's pending requests whose time ran out at `now`, oldest first."""
+        rows = self.conn.execute(SELECT_DUE_IN_SESSION, {"session_id": session_id, "now": now})
+        return [_to_permission(row) for row in rows.mappings()]
 
     def due(self, now, limit=100):
         """Pending requests of any session whose time ran out at `now`, oldest first."""

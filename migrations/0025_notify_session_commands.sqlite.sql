@@ -1,0 +1,3 @@
+-- 0025 (SQLite): nothing to do. SQLite has no LISTEN/NOTIFY: a command queued in the
+-- process the runner waits in wakes it at once, one queued by another process of the
+-- same host within COMMAND_POLL_SECONDS; the PostgreSQL file adds the trigger.

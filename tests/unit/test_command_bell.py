@@ -1,0 +1,91 @@
+"""The command bell wakes a session's waiting runners, misses no ring between a read and
+a wait, starts its listener with the first waiter and stops it after the last; and the
+session GET's `controls` say what can be done and why not."""
+import threading
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
+
+from app.core.clock import to_iso
+from app.core.records import AgentSession
+from app.services import control
+from app.services.commands import CommandBell
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def test_a_ring_wakes_the_waiter_of_its_session_only():
+    bell = CommandBell()
+    woke = {}
+
+    def wait(sid):
+        woke[sid] = bell.wait(sid, bell.mark(sid), 5)
+
+    waiters = [threading.Thread(target=wait, args=(sid,)) for sid in ("s1", "s2")]
+    for waiter in waiters:
+        waiter.start()
+    while bell.waiting() < 2:
+        threading.Event().wait(0.001)
+    bell.ring("s1")
+    waiters[0].join(5)
+    assert woke == {"s1": True}
+    bell.ring("s2")
+    waiters[1].join(5)
+    assert woke == {"s1": True, "s2": True} and bell.waiting() == 0
+
+
+def test_a_ring_between_the_mark_and_the_wait_is_not_missed():
+    bell = CommandBell()
+    mark = bell.mark("s")  # the runner read nothing new after this...
+    bell.ring("s")  # ...a command was committed before it began to wait
+    assert bell.wait("s", mark, 5) is True  # at once, not after the timeout
+    assert bell.wait("s", bell.mark("s"), 0.01) is False
+
+
+def test_forgetting_old_counts_keeps_the_waiters_and_wakes_them():
+    bell = CommandBell()
+    for n in range(5000):
+        bell.ring(f"other-{n}")
+    mark = bell.mark("s")
+    bell.ring("s")
+    assert bell.wait("s", mark, 5) is True
+
+
+def test_a_wait_without_a_ring_times_out():
+    bell = CommandBell()
+    assert bell.wait("s", bell.mark("s"), 0.01) is False
+    assert bell.waiting() == 0
+
+
+def test_the_listener_runs_while_someone_waits_and_rings_the_bell():
+    started = []
+
+    def listen(on_notify, stop):
+        started.append(stop)
+        on_notify("s")  # another instance queued a command for s
+
+    bell = CommandBell(listen=listen, start=lambda target: threading.Thread(target=target).start())
+    assert bell.wait("s", bell.mark("s"), 5) is True
+    [stop] = started
+    assert stop() is True  # nobody waits now: the listener ends
+
+
+def session(status="running"):
+    stamp = to_iso(NOW)
+    return AgentSession("s", "alice", "agent", {}, status, "claude", None, 0, 0, 0, 0, 0, 0,
+                        stamp, stamp)
+
+
+def test_controls_follow_the_attached_runner_and_say_why_not():
+    settings = control.Settings(attached_seconds=30)
+    fresh = to_iso(NOW - timedelta(seconds=5))
+    view = control.controls_of(session(), (["send", "stop"], fresh, None), NOW, settings)
+    assert view["runner_attached"] is True and view["runner_seen_at"] == fresh
+    assert (view["send"], view["stop"], view["interrupt"], view["permissions"]) == (True, True, False, False)
+    assert set(view["reasons"]) == {"interrupt", "permissions"}
+    stale = to_iso(NOW - timedelta(seconds=31))
+    gone = control.controls_of(session(), (["send"], stale, None), NOW, settings)
+    assert gone["runner_attached"] is False and not any(gone[c] for c in control.CONTROLS)
+    assert "no runner" in gone["reasons"]["send"]
+    done = control.controls_of(session("completed"), (["send"], fresh, None), NOW, settings)
+    assert done["send"] is False and "completed" in done["reasons"]["send"]
