@@ -7,11 +7,10 @@ commands in a thread of its own.
 """
 import uuid
 
-from app.client.control import STOP_GRACE_SECONDS
-from app.client.control import Channel
-from app.client.control import Commander
 from app.client.drivers import driver_for
 from app.client.errors import RunnerFailed
+from app.client.interactive.control import Channel
+from app.client.interactive.control import Commander
 
 # How long the run waits, after the agent exited, for the command thread to finish the
 # command in hand (its acknowledgement) before completing the session.
@@ -83,6 +82,3 @@ class Interactive:
         if self.channel is not None:
             self.channel.close(CLOSE_WAIT_SECONDS + 2 * self.request.stop_grace)
         self.driver.close_stdin()
-
-
-__all__ = ["STOP_GRACE_SECONDS", "Interactive"]
