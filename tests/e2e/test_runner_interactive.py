@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -237,3 +238,17 @@ def test_prompt_without_interactive_is_a_usage_error(tmp_path):
                           capture_output=True, text=True, timeout=DEADLINE)
     assert proc.returncode == 2
     assert "--prompt and --driver go with --interactive" in proc.stderr
+
+
+def test_an_agent_that_exits_on_its_own_completes_the_session_at_once(fake, tmp_path):
+    state = fake.state
+    started = time.monotonic()
+    proc = start(fake, tmp_path, agent=[sys.executable, "-c", "print('done'); raise SystemExit(4)"])
+    try:
+        code, err = finish(proc)
+    finally:
+        reap(proc)
+    assert code == 4, err
+    assert state.completed == {"exit_code": 4}
+    assert state.stdout() == ["done"]
+    assert time.monotonic() - started < 10  # loose: it does not wait out the command stream

@@ -153,6 +153,8 @@ class Channel:
         self.backoff = backoff or Backoff()
         self.last_id = None
         self.closing = threading.Event()
+        self.idle = threading.Event()  # set while no command is in hand
+        self.idle.set()
         self._response = None
         self.thread = threading.Thread(target=self.run, daemon=True, name="turnlog-commands")
 
@@ -161,7 +163,10 @@ class Channel:
         return self
 
     def close(self, timeout=None):
-        """Stop reading (after the command in hand, if any) and wait for the thread."""
+        """Stop reading, waiting (up to `timeout`) for the command in hand, if any, to be
+        acted on and acknowledged. A thread blocked reading the stream is left to die with
+        the process (it is a daemon): closing a response from another thread does not
+        always wake a blocked read."""
         self.closing.set()
         response = self._response
         if response is not None:
@@ -169,8 +174,8 @@ class Channel:
                 response.close()
             except Exception:  # noqa: BLE001 (closing from another thread may race the reader)
                 pass
-        if self.thread.is_alive() and self.thread is not threading.current_thread():
-            self.thread.join(timeout)
+        if threading.current_thread() is not self.thread:
+            self.idle.wait(timeout)
 
     def run(self):
         path = f"{API}/{self.session_id}/commands"
@@ -210,7 +215,11 @@ class Channel:
                 except ValueError:
                     self.log(f"the command channel sent an event that is not JSON: {event.data!r}")
                     continue
-                self.handle(command)
+                self.idle.clear()
+                try:
+                    self.handle(command)
+                finally:
+                    self.idle.set()
                 if event.id is not None:
                     self.last_id = event.id
 
