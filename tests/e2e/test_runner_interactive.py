@@ -252,3 +252,15 @@ def test_an_agent_that_exits_on_its_own_completes_the_session_at_once(fake, tmp_
     assert state.completed == {"exit_code": 4}
     assert state.stdout() == ["done"]
     assert time.monotonic() - started < 10  # loose: it does not wait out the command stream
+
+
+def test_an_agent_that_dies_before_its_prompt_still_completes_the_session(fake, tmp_path):
+    proc = start(fake, tmp_path, "--driver", "claude", "--prompt", "hello",
+                 agent=[sys.executable, "-c", "import os; os.close(0); raise SystemExit(7)"])
+    try:
+        code, err = finish(proc)
+    finally:
+        reap(proc)
+    assert code == 7, err
+    assert fake.state.completed == {"exit_code": 7}
+    assert "Traceback" not in err

@@ -7,6 +7,7 @@ commands in a thread of its own.
 """
 import uuid
 
+from app.client.drivers import DriveFailed
 from app.client.drivers import driver_for
 from app.client.errors import RunnerFailed
 from app.client.interactive.control import Channel
@@ -69,8 +70,11 @@ class Interactive:
             self.log("the --prompt was written to the agent before this run: not again")
         elif prompt is not None:
             prompt_uuid = str(uuid.uuid4())
-            self.driver.send(prompt_uuid, prompt)
-            self.spool.record_prompt(prompt_uuid)
+            try:
+                self.driver.send(prompt_uuid, prompt)
+                self.spool.record_prompt(prompt_uuid)
+            except DriveFailed as err:  # it died at once: its lines and exit code say why
+                self.log(f"the --prompt did not reach the agent: {err}")
         self.channel = Channel(own, self.session_id, self.commander.handle, log=self.log).start()
 
     def stop_locally(self):
