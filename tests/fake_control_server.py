@@ -4,6 +4,7 @@ channel (SSE with Last-Event-ID) and acknowledgements. Threaded; the test pushes
 with `push(kind, **body)` and reads what the runner posted."""
 import json
 import re
+import socket
 import threading
 import time
 import uuid
@@ -22,6 +23,7 @@ class State:
         self.commands = []  # dicts, command_id ascending
         self.pushed_at = {}  # command_id -> time.time() it was written to a stream
         self.acks = {}  # command_id -> ack body
+        self.acked_at = {}  # command_id -> time.time() the ack was stored
         self.ack_requests = []  # command ids, in the order ack requests came
         self.hold_acks = set()  # ack requests of these ids hang, unanswered and not stored
         self.chunks = {}  # seq -> chunk
@@ -64,6 +66,12 @@ class State:
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
+    def setup(self):
+        super().setup()
+        # headers and body go in two writes: without this, Nagle and the client's delayed
+        # ACK hold each answer ~40 ms (a real server's latency is not the fake's to add)
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     @property
     def state(self):
         return self.server.state
@@ -103,6 +111,7 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(3600)  # a runner killed -9 meanwhile: never stored
             with state.cond:
                 state.acks.setdefault(command_id, body)
+                state.acked_at.setdefault(command_id, time.time())
                 state.cond.notify_all()
             return self._answer(200, {"command": {"command_id": command_id}})
         return self._answer(404, {"error": {"code": "not_found", "message": path}})
