@@ -1,12 +1,16 @@
 """The command handling of `turnlog run --interactive` (app/client/interactive/control.py)
 on fakes: each command acted on in order, recorded before it is acknowledged, never acted
 on twice (in one run or after a resume), failures acknowledged `failed` with the reason."""
+import json
 import subprocess
+
+import requests
 
 from app.client.drivers import DriveFailed
 from app.client.drivers import NotSupported
 from app.client.errors import ApiError
 from app.client.errors import Unreachable
+from app.client.interactive.control import Channel
 from app.client.interactive.control import Commander
 
 
@@ -153,3 +157,62 @@ def test_acks_are_retried_while_the_server_is_busy_and_given_up_on_a_refusal():
     made.handle({"command_id": 2, "kind": "interrupt"})
     assert not [e for e in journal if isinstance(e, tuple) and e[0] == "ack"]
     assert any("acknowledging command 2" in e for e in journal if isinstance(e, str))
+
+
+class FakeResponse:
+    def __init__(self, chunks, then=None):
+        self.chunks, self.then, self.closed = chunks, then, False
+
+    def iter_content(self, chunk_size=None):
+        yield from self.chunks
+        if self.then is not None:
+            raise self.then
+
+    def close(self):
+        self.closed = True
+
+
+class FakeStreams:
+    """open_stream answers from a script: a FakeResponse, or an exception to raise."""
+
+    def __init__(self, script):
+        self.script, self.opened = list(script), []
+
+    def open_stream(self, path, last_event_id=None, read_timeout=None):
+        self.opened.append((path, last_event_id))
+        answer = self.script.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+class NoWait:
+    def next_delay(self, retry_after=None):
+        return 0
+
+    def reset(self):
+        pass
+
+
+def event(command_id, kind="interrupt"):
+    data = json.dumps({"command_id": command_id, "kind": kind})
+    return f"id: {command_id}\nevent: command\ndata: {data}\n\n".encode()
+
+
+def test_the_channel_resumes_after_the_last_command_it_handled_and_stops_at_a_409():
+    streams = FakeStreams([
+        FakeResponse([event(1) + b": keep-alive\n\n", event(2)[:10], event(2)[10:]],
+                     then=requests.exceptions.ChunkedEncodingError("dropped")),
+        Unreachable("down"),
+        FakeResponse([event(3), b"event: other\ndata: {}\n\n", b"event: command\ndata: nope\n\n"]),
+        ApiError(409, "session_completed", "done"),
+    ])
+    handled, logged = [], []
+    channel = Channel(streams, "S", lambda command: handled.append(command["command_id"]),
+                      log=logged.append, backoff=NoWait())
+    channel.run()
+    assert handled == [1, 2, 3]
+    assert [last for _, last in streams.opened] == [None, "2", "2", "3"]
+    assert streams.opened[0][0] == "/api/remote/sessions/S/commands"
+    assert any("not JSON" in line for line in logged)
+    assert any("no more commands" in line for line in logged)
