@@ -3,13 +3,15 @@ the test of `turnlog run --interactive` against it (tests/e2e/test_runner_intera
 
 It answers from the LAST user message: text containing `RUN <command>` gets a Bash tool
 call of that command; a tool result gets `tool said: <first line>`; anything else gets
-`echo: <text>`. `POST /v1/messages` streams (SSE) or answers JSON as asked;
+`echo: <text>`; text containing `SLOW` waits 5 s before its text (for an interrupt
+to land in the turn). `POST /v1/messages` streams (SSE) or answers JSON as asked;
 `POST /v1/messages/count_tokens` counts 10. To be replaced by the shared fakes of
 tests/agents/ when they land.
 """
 import json
 import socket
 import threading
+import time
 import uuid
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
@@ -101,6 +103,8 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         for name, data in _events(kind, value, model):
+            if name == "content_block_start" and kind == "text" and "SLOW" in value:
+                time.sleep(5)
             self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
             self.wfile.flush()
 

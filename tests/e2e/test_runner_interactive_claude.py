@@ -1,8 +1,8 @@
 """`turnlog run --interactive` driving the REAL Claude Code CLI (found under
 TURNLOG_AGENTS_DIR, else .agents/ at the repository root; skipped when absent) against a
 minimal fake Anthropic API (tests/fake_anthropic_min.py) and the fake turnlog server of
-tests/fake_control_server.py: the --prompt, an input, a permission allowed by a command, an
-interrupt and a stop; and a runner killed -9 before its ack, resumed, which delivers the
+tests/fake_control_server.py: the --prompt, inputs, a permission allowed and one denied by
+commands, an interrupt of a running turn and a stop; and a runner killed -9 before its ack, resumed, which delivers the
 input once and continues the same Claude session (`--resume`)."""
 import json
 import os
@@ -114,16 +114,41 @@ def test_the_real_claude_cli_takes_prompts_a_permission_an_interrupt_and_a_stop(
              and "tool said" in str(line.get("result")), "the turn after the tool ran")
         assert (tmp_path / "home" / "made-by-claude.txt").exists()
 
+        state.push("input", input_id=2, uuid="8c1d9b63-3a1b-4d2f-8e66-1f7a4e2b8d22",
+                   content="please RUN touch refused.txt")
+        seen(state, lambda line: line.get("type") == "control_request"
+             and line["request"]["input"].get("command") == "touch refused.txt", "the second ask")
+        ask = [line for line in state.stdout_json() if line.get("type") == "control_request"][-1]
+        state.push("permission", request_id=ask["request_id"], behavior="deny",
+                   message="not in this folder", state="denied")
+        seen(state, lambda line: line.get("type") == "result"
+             and "not in this folder" in str(line.get("result")), "the turn after the denial")
+        assert not (tmp_path / "home" / "refused.txt").exists()
+
+        state.push("input", input_id=3, uuid="9d2e0c74-4b2c-4e3a-9f77-2a8b5f3c9e33",
+                   content="a SLOW answer please")
+        # the echo comes with the turn's first answer; the lifecycle line says it started
+        seen(state, lambda line: line.get("type") == "command_lifecycle"
+             and line.get("command_uuid") == "9d2e0c74-4b2c-4e3a-9f77-2a8b5f3c9e33"
+             and line.get("state") == "started", "the slow turn's start")
         interrupt = state.push("interrupt")
         seen(state, lambda line: line.get("type") == "control_response"
              and str(line["response"].get("request_id", "")).startswith("turnlog-interrupt-"),
              "the interrupt's control_response")
+        seen(state, lambda line: line.get("type") == "result"
+             and line.get("terminal_reason") == "aborted_streaming", "the interrupted result")
+        state.push("input", input_id=4, uuid="ae3f1d85-5c3d-4f4b-a088-3b9c6a4d0f44",
+                   content="after the interrupt")
+        seen(state, lambda line: line.get("type") == "result"
+             and "after the interrupt" in str(line.get("result")), "a turn after the interrupt")
         stop = state.push("stop", requested_by="alice")
         _, err = proc.communicate(timeout=DEADLINE)
     finally:
         reap(proc)
     assert proc.returncode == 0, err
     assert state.completed == {"exit_code": 0}
+    assert not any("SLOW" in str(line.get("result")) for line in state.stdout_json()
+                   if line.get("type") == "result")  # the slow answer never finished
     assert state.acks[interrupt] == {"outcome": "done"} and state.acks[stop] == {"outcome": "done"}
     echoes = [line for line in state.stdout_json() if line.get("isReplay")]
     assert {line["uuid"] for line in echoes} >= {"7b0c8a52-2f0a-4c1e-9d55-0e6f3d1a7c11"}
