@@ -150,3 +150,11 @@ def test_driver_for_picks_claude_by_the_programs_name_and_generic_otherwise():
     assert driver_for("auto", ["python", "agent.py"]).name == "generic"
     assert driver_for("claude", ["python", "fake.py"]).name == "claude"
     assert driver_for("generic", ["claude"]).name == "generic"
+
+
+def test_bind_hands_a_driver_the_way_to_post_lines_of_its_own():
+    posted = []
+    driver = GenericDriver()
+    driver.bind(Stdin(), posted.append)
+    driver.emit('{"type": "turnlog.interrupted"}')
+    assert posted == ['{"type": "turnlog.interrupted"}']

@@ -20,14 +20,17 @@ class Driver:
     def __init__(self):
         self.agent_session_id = None
         self.stdin = None
+        self.emit = None
         self._write_lock = threading.Lock()
 
     def command(self, argv, resume_id=None):
         """(the argv to run, the flags added to it)."""
         return list(argv), []
 
-    def bind(self, stdin):
+    def bind(self, stdin, emit=None):
+        """The agent's stdin, and `emit(text)`, which posts a stdout line of the driver's own."""
         self.stdin = stdin
+        self.emit = emit
 
     def send(self, uuid, content):
         raise NotSupported("send")

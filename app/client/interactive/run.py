@@ -59,7 +59,8 @@ class Interactive:
 
     def start(self, child):
         """The agent runs: write the first prompt, then read the command channel."""
-        self.driver.bind(child.process.stdin)
+        self.driver.bind(child.process.stdin,
+                         lambda text: child.lines.put(child.record("stdout", text)))
         own = self.writer.with_token(self.writer.token)  # requests sessions are per thread
         self.commander = Commander(
             self.driver, child, self.spool, own, self.session_id, log=self.log,
