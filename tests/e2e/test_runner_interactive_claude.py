@@ -199,3 +199,22 @@ def test_a_killed_runner_resumed_delivers_once_and_continues_the_claude_session(
     with model.lock:  # the resumed CLI sent the earlier conversation with the new prompt
         last = [body for body in model.requests if body.get("tools")][-1]
     assert "teapot" in json.dumps(last["messages"])
+
+
+def test_ctrl_c_stops_the_real_claude_cli_and_completes_the_session(world):
+    _, turnlog, _ = world
+    state = turnlog.state
+    proc = start(world, "--prompt", "hello")
+    try:
+        seen(state, lambda line: line.get("type") == "result", "the first result")
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=DEADLINE)
+        took = time.monotonic() - started
+    finally:
+        reap(proc)
+    assert proc.returncode == 0, err  # stdin closed after a result: Claude exits 0
+    assert state.completed == {"exit_code": 0}
+    assert "stopping the agent (asked by this terminal)" in err
+    assert took < 5  # loose: EOF ended it, no SIGTERM after the grace period
+    record("interactive, real Claude CLI", ctrl_c_to_exit_ms=round(took * 1000))
