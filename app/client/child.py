@@ -18,8 +18,8 @@ class Child:
         # Its own process group: a Ctrl-C at the terminal reaches the runner alone,
         # which forwards it once, instead of the child getting it twice.
         # It inherits no descriptor but its three (close_fds), so none of the runner's.
-        self.process = subprocess.Popen(command,
-                                        stdin=subprocess.PIPE if stdin_pipe else None, stdout=subprocess.PIPE,
+        stdin = subprocess.PIPE if stdin_pipe else None
+        self.process = subprocess.Popen(command, stdin=stdin, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, env=env, process_group=0,
                                         close_fds=True)
         self.record = record
