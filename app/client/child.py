@@ -8,16 +8,22 @@ import threading
 
 class Child:
     """A running command whose lines arrive on `lines` as `record(stream, text)` makes
-    them, in the reader thread; None says one stream has ended."""
+    them, in the reader thread; None says one stream has ended.
 
-    def __init__(self, command, record, env=None):
+    With `stdin_pipe` its stdin is a pipe held open (`self.process.stdin`, for an
+    interactive run to write to); without, it inherits the runner's. `translate` turns
+    each stdout line into the lines to record (a driver's `on_line`)."""
+
+    def __init__(self, command, record, env=None, stdin_pipe=False, translate=None):
         # Its own process group: a Ctrl-C at the terminal reaches the runner alone,
         # which forwards it once, instead of the child getting it twice.
         # It inherits no descriptor but its three (close_fds), so none of the runner's.
-        self.process = subprocess.Popen(command, stdin=None, stdout=subprocess.PIPE,
+        stdin = subprocess.PIPE if stdin_pipe else None
+        self.process = subprocess.Popen(command, stdin=stdin, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, env=env, process_group=0,
                                         close_fds=True)
         self.record = record
+        self.translate = translate
         self.lines = queue.Queue()
         self.open_streams = 2
         self.readers = []
@@ -31,7 +37,12 @@ class Child:
         with pipe:
             for raw in iter(pipe.readline, b""):
                 line = raw[:-1] if raw.endswith(b"\n") else raw
-                self.lines.put(self.record(stream, line.decode("utf-8", "replace")))
+                text = line.decode("utf-8", "replace")
+                if self.translate is None or stream != "stdout":
+                    self.lines.put(self.record(stream, text))
+                    continue
+                for each in self.translate(text):
+                    self.lines.put(self.record(stream, each))
         self.lines.put(None)
 
     def running(self):

@@ -16,10 +16,12 @@ from pathlib import Path
 
 import click
 
+from app.client.drivers import CHOICES as DRIVERS
 from app.client.errors import ApiError
 from app.client.errors import Unreachable
 from app.client.http import Client
 from app.client.ids import is_session_id
+from app.client.interactive import STOP_GRACE_SECONDS
 from app.client.render import Renderer
 from app.client.runner import RunRequest
 from app.client.runner import run as run_command
@@ -149,20 +151,36 @@ def check_session_id(_context, _param, value):
               type=click.IntRange(min=1), default=MAX_BATCH_FAILURES, show_default=True,
               help="give a batch up (exit 124) after it failed on the server this many times"
                    " in a row (or TURNLOG_MAX_BATCH_FAILURES)")
+@click.option("--interactive", is_flag=True,
+              help="drive the agent from the session's command channel: prompts, permission"
+                   " answers, interrupts and stops from the viewer or the API (docs/control.md)")
+@click.option("--prompt", default=None, help="the first prompt of an interactive run")
+@click.option("--driver", type=click.Choice(DRIVERS), default="auto", show_default=True,
+              help="how the interactive agent is driven (auto: claude for a `claude` command,"
+                   " generic for any other)")
+@click.option("--stop-grace", envvar="TURNLOG_STOP_GRACE_SECONDS",
+              type=click.FloatRange(min=0), default=STOP_GRACE_SECONDS, show_default=True,
+              help="seconds a stopped agent gets after its stdin closes, and again after"
+                   " SIGTERM, before SIGKILL (or TURNLOG_STOP_GRACE_SECONDS)")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(server, token, token_file, token_fd, session_type, workflow_id, provider, user_id,
-        session_id, spool_dir, max_batch_failures, command):
+        session_id, spool_dir, max_batch_failures, interactive, prompt, driver, stop_grace,
+        command):
     """Run COMMAND, posting its stdout and stderr lines to a session; exit with its code.
 
     Write `--` before the command: turnlog run --server URL --token-file F -- claude -p ...
     """
     if workflow_id and session_type not in (None, "workflow"):
         raise click.UsageError("--workflow-id goes with --session-type workflow")
+    if not interactive and (prompt is not None or driver != "auto"):
+        raise click.UsageError("--prompt and --driver go with --interactive")
     token, source = read_token(token, token_file, token_fd)
     args = ["--server", server, "--provider", provider, "--spool", spool_dir,
             "--max-batch-failures", str(max_batch_failures)]
+    if interactive:
+        args += ["--interactive", "--driver", driver, "--stop-grace", repr(stop_grace)]
     for name, value in (("--session-type", session_type), ("--workflow-id", workflow_id),
-                        ("--user", user_id), ("--session", session_id)):
+                        ("--user", user_id), ("--session", session_id), ("--prompt", prompt)):
         if value is not None:
             args += [name, value]
     hide_token(token, source, [*args, "--", *command])
@@ -171,7 +189,8 @@ def run(server, token, token_file, token_fd, session_type, workflow_id, provider
         command=command, spool_dir=spool_dir, provider=provider, user_id=user_id,
         session_type=session_type or ("workflow" if workflow_id else "agent"),
         context={"workflow_id": workflow_id} if workflow_id else None, session_id=session_id,
-        max_batch_failures=max_batch_failures)
+        max_batch_failures=max_batch_failures, interactive=interactive, prompt=prompt,
+        driver=driver, stop_grace=stop_grace)
     sys.exit(run_command(Client(server, token), request))
 
 

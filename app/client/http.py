@@ -70,6 +70,16 @@ class Client:
         body = {"reports": [{"requests": 1, **report} for report in reports]}
         return self.call("POST", f"{API}/{session_id}/usage-reports", body)["counted"]
 
+    def attach_runner(self, session_id, controls):
+        """Say a runner drives the session and what it offers (docs/control.md):
+        `{"runner": {"attached", "controls", "seen_at"}}`."""
+        return self.call("POST", f"{API}/{session_id}/runner", {"controls": list(controls)})
+
+    def ack_command(self, session_id, command_id, outcome="done", reason=None):
+        """The runner acted on command `command_id` (`done`) or could not (`failed`)."""
+        body = {"outcome": outcome} | ({"reason": reason} if reason else {})
+        return self.call("POST", f"{API}/{session_id}/commands/{int(command_id)}/ack", body)
+
     def get_session(self, session_id):
         """The session with its first page of messages."""
         return self.call("GET", f"{API}/{session_id}")["session"]

@@ -28,6 +28,8 @@ from app.client.errors import RUNNER_FAILED
 from app.client.errors import SPOOL_LOCKED
 from app.client.errors import RunnerFailed
 from app.client.ids import is_session_id
+from app.client.interactive import STOP_GRACE_SECONDS
+from app.client.interactive import Interactive
 from app.client.sender import MAX_BATCH_FAILURES
 from app.client.sender import Sender
 from app.client.spool import Spool
@@ -53,6 +55,11 @@ class RunRequest:
     max_batch_failures: int = MAX_BATCH_FAILURES
     # the child's environment (the runner's, less its token, when None)
     child_env: dict | None = None
+    # --interactive: drive the agent over its stdin from the session's command channel
+    interactive: bool = False
+    prompt: str | None = None  # the first input (interactive only)
+    driver: str = "auto"
+    stop_grace: float = STOP_GRACE_SECONDS
 
 
 def log(text):
@@ -73,11 +80,16 @@ class Signals:
     goes to the child alone, and the run posts what it printed and completes the session
     with its exit code. One that comes before the child starts, after it has exited, while
     the runner is retrying, or a second one, ends the runner at once (Interrupted): what
-    is not posted stays in the spool."""
+    is not posted stays in the spool.
+
+    In an interactive run the first one stops the agent instead, as a stop command does
+    (`first`: its stdin closed, SIGTERM and SIGKILL after the grace period), and the
+    run completes the session with its exit code."""
 
     def __init__(self, sender):
         self.sender = sender
         self.child = None
+        self.first = None  # an interactive run's stop
         self.received = 0
         self.ending = False
 
@@ -89,6 +101,10 @@ class Signals:
         self.received += 1
         child = self.child
         if child is not None and child.running():
+            if self.first is not None and self.received == 1 and not self.ending \
+                    and not self.sender.failures:
+                self.first()
+                return
             child.signal(number)
             if self.ending or (self.received == 1 and not self.sender.failures):
                 return
@@ -129,17 +145,27 @@ def _run(client, request, sender, batcher, signals, opened):
     env = dict(os.environ if request.child_env is None else request.child_env)
     env.pop("TURNLOG_TOKEN", None)
     env["TURNLOG_SESSION_ID"] = session_id
+    live = None
+    command = list(request.command)
+    if request.interactive:
+        live = Interactive(request, writer, session_id, spool, state, sender=sender, log=log)
+        command = live.command()
     try:
-        child = Child(list(request.command), Recorder(spool, state.next_seq if state else 0),
-                      env=env)
+        child = Child(command, Recorder(spool, state.next_seq if state else 0), env=env,
+                      stdin_pipe=live is not None, translate=live and live.translate)
     except OSError as err:
         raise RunnerFailed(f"cannot start {request.command[0]!r}: {err}") from None
     signals.child = child
+    if live is not None:
+        live.start(child)
+        signals.first = live.stop_locally
     pump = Pump(writer, session_id, spool, child, sender, batcher or Batcher(), request.provider)
     if state:
         pump.resend(state)
     pump.run()
     code = child.exit_code()
+    if live is not None:
+        live.close()
     sender.retrying("completing the session", lambda: writer.complete(session_id, code))
     signals.ending = True
     spool.remove()

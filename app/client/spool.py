@@ -6,6 +6,12 @@ One file per session, `<dir>/<session_id>.spool`, of JSON records, one a line:
     {"seq": 7, "stream": "stdout", "data": "..."}  a line read from the child
     {"acked": 7}                                   the server has stored every seq up to 7
 
+and, for an interactive run (`turnlog run --interactive`, docs/control.md):
+
+    {"command": 12}                                the runner acted on command 12
+    {"prompt": "<uuid>"}                           it wrote the --prompt under that uuid
+    {"agent_session": "<id>"}                      the agent's own session id (to resume it)
+
 Each line is written (to the OS) as soon as it is read, so a killed runner loses
 none it has read, and fsync'ed before the batch that holds it is posted, so a line
 the server has was on disk first, even after a power cut. Acks are flushed but not fsync'ed: a lost ack only
@@ -50,6 +56,9 @@ class SpoolState:
     acked: int = -1
     unacked: list = field(default_factory=list)
     lines: list = field(default_factory=list)
+    commands_done: set = field(default_factory=set)
+    prompt_sent: bool = False
+    agent_session_id: str | None = None
 
 
 def spool_path(directory, session_id):
@@ -134,6 +143,29 @@ class Spool:
             self._write({"acked": seq})
             self._handle.flush()
 
+    def record_command(self, command_id):
+        """The runner acted on command `command_id`: durable before it is acknowledged."""
+        self._durable({"command": command_id})
+
+    def record_prompt(self, uuid):
+        """The runner wrote its --prompt to the agent (a resumed run must not write it again)."""
+        self._durable({"prompt": uuid})
+
+    def record_agent_session(self, agent_session_id):
+        """The agent's own session id, which a resumed run continues (flushed, not fsync'ed:
+        the next sync of lines carries it)."""
+        with self._lock:
+            if not self._handle.closed:
+                self._write({"agent_session": agent_session_id})
+                self._handle.flush()
+
+    def _durable(self, record):
+        with self._lock:
+            self._write(record)
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self._dirty = False
+
     def close(self):
         """Flush and close the file (kept), releasing its lock."""
         locked = self._lock.acquire(timeout=5)  # a signal may have left it taken
@@ -190,6 +222,11 @@ def _problem(record, header):
         return None
     if "acked" in record:
         return None if _seq(record["acked"]) else "\"acked\" is not a seq (a whole number >= 0)"
+    if "command" in record:
+        return None if _seq(record["command"]) else "\"command\" is not a command id"
+    for key in ("prompt", "agent_session"):
+        if key in record:
+            return None if isinstance(record[key], str) else f"\"{key}\" is not a string"
     if not _seq(record.get("seq")):
         return "neither a line (seq, stream, data) nor an ack: \"seq\" is not a whole number >= 0"
     if record.get("stream") not in STREAMS:
@@ -209,6 +246,12 @@ def _state(records):
     for record in records[1:]:
         if "acked" in record:
             state.acked = max(state.acked, record["acked"])
+        elif "command" in record:
+            state.commands_done.add(record["command"])
+        elif "prompt" in record:
+            state.prompt_sent = True
+        elif "agent_session" in record:
+            state.agent_session_id = record["agent_session"]
         else:
             lines.append(record)
             state.next_seq = max(state.next_seq, record["seq"] + 1)

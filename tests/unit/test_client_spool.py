@@ -179,3 +179,39 @@ def test_a_new_sessions_spool_is_locked_from_its_start(tmp_path):
     with pytest.raises(SpoolLocked):
         Spool.resume(tmp_path, S2)
     fresh.close()
+
+
+def test_an_interactive_runs_records_come_back_on_resume(tmp_path):
+    spool = Spool.create(tmp_path, S1, "http://server")
+    spool.append(chunk(0))
+    spool.record_prompt("p-uuid")
+    spool.record_agent_session("claude-1")
+    spool.record_command(12)
+    spool.record_command(14)
+    spool.record_agent_session("claude-2")
+    spool.append(chunk(1))
+    spool.close()
+    resumed, state = Spool.resume(tmp_path, S1)
+    resumed.close()
+    assert state.commands_done == {12, 14}
+    assert state.prompt_sent and state.agent_session_id == "claude-2"
+    assert [line["seq"] for line in state.unacked] == [0, 1] and state.next_seq == 2
+
+
+def test_a_command_record_is_on_disk_before_record_command_returns(tmp_path):
+    spool = Spool.create(tmp_path, S1, "http://server")
+    spool.record_command(3)
+    assert json.loads(spool_path(tmp_path, S1).read_text().splitlines()[-1]) == {"command": 3}
+    spool.close()
+
+
+@pytest.mark.parametrize("record, words", [({"command": -1}, "not a command id"),
+                                           ({"command": "7"}, "not a command id"),
+                                           ({"prompt": 5}, "\"prompt\" is not a string"),
+                                           ({"agent_session": None}, "is not a string")])
+def test_a_malformed_interactive_record_is_a_spool_error(tmp_path, record, words):
+    path = written(tmp_path, [0])
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+    with pytest.raises(SpoolError, match=re.escape(words)):
+        load(path)
