@@ -125,6 +125,11 @@ class Config:
     # (POST .../messages); more is a 413 `input_too_large`.
     MAX_INPUT_BYTES = 100 * 1024
 
+    # What ingest derives from the agent's lines (issue 30): a permission request the
+    # agent printed waits this many seconds for an answer, then it is denied as
+    # `expired`; 0: it waits for ever, as the agent CLIs themselves do.
+    PERMISSION_TIMEOUT_SECONDS = 600
+
 
 # Numeric settings and the least each may be: a zero page size or poll interval
 # would make a stream spin or stall, so a bad value stops the app at start-up
@@ -166,6 +171,7 @@ AT_LEAST = {
     "MAX_STREAMS_PER_PROCESS": 0,
     "VIEWER_PAGE_BYTES": 1,
     "MAX_INPUT_BYTES": 1,
+    "PERMISSION_TIMEOUT_SECONDS": 0,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "VIEWER_PAGE_MESSAGES", "MAX_CONTEXT_BYTES",
@@ -175,7 +181,7 @@ WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN",
                  "WRITE_TOKEN_LIFETIME_SECONDS",
                  "MAX_OUTPUT_BYTES_PER_USER_PER_DAY", "MAX_SESSIONS_PER_USER_PER_DAY",
                  "PAGE_MAX_BYTES", "STREAM_PAGE_BYTES", "MAX_STREAMS_PER_USER", "MAX_STREAMS_PER_PROCESS",
-                 "VIEWER_PAGE_BYTES", "MAX_INPUT_BYTES"}
+                 "VIEWER_PAGE_BYTES", "MAX_INPUT_BYTES", "PERMISSION_TIMEOUT_SECONDS"}
 
 
 def check_numbers(config):

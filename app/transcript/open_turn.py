@@ -81,13 +81,17 @@ class OpenTurn:
         self.shell_only = shell_only
 
     @classmethod
-    def restore(cls, stored, policy=None, *, is_stored=None, saved_parts=None):
+    def restore(cls, stored, policy=None, *, is_stored=None, saved_parts=None,
+                load_parts=None):
         """The open turn a `snapshot()` (of any version read here) stored; None or {}: a
-        session with no state yet."""
+        session with no state yet. `load_parts()` reads the saved parts without taking
+        them (a prompt echo asks whether the open turn holds text)."""
         data = read(stored)
-        return cls(Accumulator.from_stored(data["turn"], data["stream"]),
-                   LiveEvents.from_stored(data["live"]), EvidenceLines(data["evidence"]),
-                   policy=policy, is_stored=is_stored, saved_parts=saved_parts)
+        accumulator = Accumulator.from_stored(data["turn"], data["stream"])
+        accumulator.load_saved_parts = load_parts
+        return cls(accumulator, LiveEvents.from_stored(data["live"]),
+                   EvidenceLines(data["evidence"]), policy=policy, is_stored=is_stored,
+                   saved_parts=saved_parts)
 
     @classmethod
     def for_evidence(cls):
