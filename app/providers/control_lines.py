@@ -100,7 +100,8 @@ def parse_permission_withdrawn(obj):
 
 def parse_permission_resolved(obj):
     """`turnlog.permission_resolved`, written by the server when a request was
-    answered or expired: announced live, nothing stored but the line."""
+    answered or expired: announced live as stored (ingest checks that it is resolved),
+    nothing stored but the line."""
     request_id = obj.get("request_id")
     if not isinstance(request_id, str) or not request_id:
         return ignored("no_request_id")

@@ -7,6 +7,8 @@ from app.core.clock import iso_after
 from app.core.inputs import input_uuid
 
 WITHDRAWN_BY = "agent"  # who resolved a request the agent withdrew itself
+# The answer the agent was given, by how its request was resolved (expired: denied).
+BEHAVIORS = {"allowed": "allow", "denied": "deny", "expired": "deny"}
 
 
 def apply_prompts(uow, session_id, uuids, stamp):
@@ -42,9 +44,14 @@ def _apply(uow, session_id, event_index, control, stamp, expires_at):
                                                   WITHDRAWN_BY, stamp):
             return []
         return [resolved_event(request_id, "cancelled", None, None, WITHDRAWN_BY, stamp)]
-    # permission_resolved: the server's own line, written when it was answered or expired
-    return [resolved_event(request_id, control["state"], control["behavior"],
-                           control["message"], control["resolved_by"], control["resolved_at"])]
+    # permission_resolved: the server's own line, written when it was answered or expired.
+    # Announced as the database has it, and only when it is resolved there: the agent
+    # prints on the same stdout, and a line it forged must not show an answer nobody gave.
+    stored = uow.permissions.find(session_id, request_id)
+    if stored is None or stored.state == "pending":
+        return []
+    return [resolved_event(request_id, stored.state, BEHAVIORS.get(stored.state),
+                           stored.message, stored.resolved_by, stored.resolved_at)]
 
 
 def resolved_event(request_id, state, behavior, message, resolved_by, resolved_at):
