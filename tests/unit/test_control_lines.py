@@ -147,11 +147,11 @@ def test_a_prompt_leaves_a_block_only_turn_open_and_text_saved_earlier_counts():
     assert [type(o) for o in saved.feed(prompt("u2"), 1)] == [Turn, UserPrompt]
 
 
-@pytest.mark.parametrize("policy, rows", [
+@pytest.mark.parametrize("policy, expected", [
     (ORDINARY, [("user", "next"), ("assistant", "after")]),
     (AUTONOMOUS, [("user", "next"), ("assistant", "after")]),
 ])
-def test_a_block_only_open_turn_goes_on_after_the_prompt_under_each_policy(policy, rows):
+def test_a_block_only_open_turn_goes_on_after_the_prompt_under_each_policy(policy, expected):
     """The prompt's row comes first; the tool call before it lands in the row of the text
     that ends the turn (under both policies: neither drops the call); a turn that ends
     block-only is no row under the ordinary policy and a row of its own under the
@@ -161,7 +161,7 @@ def test_a_block_only_open_turn_goes_on_after_the_prompt_under_each_policy(polic
     for index, event in enumerate([tool_event("a1"), prompt(), text_event("after", "a2"),
                                    ev.StreamEvent(ev.RESULT, identity="r1")]):
         drafts.extend(d for d in turn.feed(event, index, STAMP).drafts if d is not None)
-    assert [(d.role, d.content) for d in drafts] == rows
+    assert [(d.role, d.content) for d in drafts] == expected
     assert [b["type"] for b in drafts[1].content_blocks] == ["tool_use", "text"]
     blocks_only = OpenTurn(policy=policy)
     kept = []
