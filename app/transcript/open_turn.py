@@ -121,7 +121,7 @@ class OpenTurn:
         at `received_at` (ISO text). A re-sent copy of a recent line brings NOTHING."""
         accumulator, evidence = self.accumulator, self.evidence
         if self.shell_only:
-            event = replace(event, blocks=evidence.shell_blocks(event))
+            event = replace(event, blocks=evidence.shell_blocks(event) + _text_mark(event))
         outcomes = accumulator.feed_unless_repeat(event, event_index, received_at, line)
         if outcomes is None:
             return NOTHING
@@ -176,6 +176,16 @@ class OpenTurn:
 
 
 NOTHING_CLOSED = ((), (), (), None)
+# What a shell-only reading keeps of a line's text: that there was some, so a prompt echo
+# flushes the turn at the same line as ingest did (and the turn gets the same key).
+TEXT_MARK = ({"type": "text", "text": "."},)
+
+
+def _text_mark(event):
+    if any(block.get("type") == "text" and isinstance(block.get("text"), str)
+           and block["text"].strip() for block in event.blocks):
+        return TEXT_MARK
+    return ()
 
 
 def read(stored):

@@ -17,6 +17,7 @@ from app.core.inputs import input_uuid
 from app.core.records import Chunk
 from app.providers import REGISTRY
 from app.providers import claude
+from app.services import evidence as evidence_service
 from app.services import ingest
 from app.transcript import event_types as ev
 from app.transcript.accumulator import Accumulator
@@ -283,3 +284,27 @@ def test_a_zero_timeout_never_expires_and_only_a_stored_resolution_is_announced(
     assert live(uow)[-1] == ("permission.resolved", {
         "request_id": "R", "state": "allowed", "behavior": "allow", "message": "ok",
         "resolved_by": "alice", "resolved_at": "t1"})  # as stored, not as the line says
+
+
+def test_backfilled_evidence_names_the_turns_a_prompt_split():
+    """A prompt injected into a turn that said something splits it at ingest; the
+    evidence backfill, which reads shell blocks only, splits it at the same line, so its
+    commands name the turns the session stored."""
+    bash = {"type": "tool_use", "id": "b1", "name": "Bash", "input": {"command": "ls"}}
+    result = {"type": "tool_result", "tool_use_id": "b1", "content": "a.txt"}
+    lines = [
+        json.dumps({"type": "assistant", "uuid": "a1", "message": {
+            "id": "m1", "content": [{"type": "text", "text": "Looking."}]}}),
+        json.dumps({"type": "user", "isReplay": True, "uuid": "p1",
+                    "message": {"role": "user", "content": "and list the files"}}),
+        json.dumps({"type": "assistant", "uuid": "a2", "message": {"id": "m2", "content": [bash]}}),
+        json.dumps({"type": "user", "uuid": "r1", "message": {"content": [result]}}),
+        json.dumps({"type": "result", "uuid": "z1", "subtype": "success"}),
+    ]
+    uow = session()
+    post(uow, lines)
+    stored = [(row.turn_id, row.command) for row in uow.evidence.rows]
+    assert stored and stored[0][1] == "ls"
+    uow.evidence.rows = []
+    assert evidence_service.backfill(uow, clock=lambda: NOW) == 1
+    assert [(row.turn_id, row.command) for row in uow.evidence.rows] == stored
