@@ -136,6 +136,11 @@ class Config:
     COMMAND_POLL_SECONDS = 0.25
     COMMAND_WAIT_MAX_SECONDS = 30
 
+    # What ingest derives from the agent's lines (issue 30): a permission request the
+    # agent printed waits this many seconds for an answer, then it is denied as
+    # `expired`; 0: it waits for ever, as the agent CLIs themselves do.
+    PERMISSION_TIMEOUT_SECONDS = 600
+
 
 # Numeric settings and the least each may be: a zero page size or poll interval
 # would make a stream spin or stall, so a bad value stops the app at start-up
@@ -181,6 +186,7 @@ AT_LEAST = {
     "RUNNER_HEARTBEAT_SECONDS": 0.001,
     "COMMAND_POLL_SECONDS": 0.001,
     "COMMAND_WAIT_MAX_SECONDS": 1,
+    "PERMISSION_TIMEOUT_SECONDS": 0,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "VIEWER_PAGE_MESSAGES", "MAX_CONTEXT_BYTES",
@@ -191,7 +197,8 @@ WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN",
                  "MAX_OUTPUT_BYTES_PER_USER_PER_DAY", "MAX_SESSIONS_PER_USER_PER_DAY",
                  "PAGE_MAX_BYTES", "STREAM_PAGE_BYTES", "MAX_STREAMS_PER_USER", "MAX_STREAMS_PER_PROCESS",
                  "VIEWER_PAGE_BYTES", "MAX_INPUT_BYTES",
-                 "RUNNER_ATTACHED_SECONDS", "COMMAND_WAIT_MAX_SECONDS"}
+                 "RUNNER_ATTACHED_SECONDS", "COMMAND_WAIT_MAX_SECONDS",
+                 "PERMISSION_TIMEOUT_SECONDS"}
 
 
 def check_numbers(config):

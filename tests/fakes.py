@@ -14,6 +14,7 @@ from app.core.records import LockedSession
 from app.core.records import Message
 from app.core.records import SessionCommand
 from app.core.records import SessionInput
+from app.core.records import SessionPermission
 from app.core.records import TokenRecord
 from app.core.records import fitting
 from app.core.users import user_key
@@ -415,6 +416,41 @@ class FakeInputs:
     def list_pending(self, session_id):
         return [row for row in self.rows if row.session_id == session_id and row.state != "applied"]
 
+    def mark_applied(self, session_id, input_ids, now):
+        changed = 0
+        for n, row in enumerate(self.rows):
+            if row.session_id == session_id and row.input_id in input_ids and row.state != "applied":
+                self.rows[n] = dataclasses.replace(row, state="applied", applied_at=now)
+                changed += 1
+        return changed
+
+
+class FakePermissions:
+    """PermissionRepository's methods ingest uses, on a dict."""
+
+    def __init__(self):
+        self.rows = {}  # (session_id, request_id) -> SessionPermission
+
+    def add_if_new(self, session_id, request_id, tool_name, tool_input, event_index,
+                   requested_at, expires_at):
+        if (session_id, request_id) in self.rows:
+            return None
+        row = SessionPermission(session_id, request_id, tool_name, tool_input, event_index,
+                                requested_at, expires_at, "pending")
+        self.rows[(session_id, request_id)] = row
+        return row
+
+    def find(self, session_id, request_id):
+        return self.rows.get((session_id, request_id))
+
+    def resolve_if_pending(self, session_id, request_id, state, message, resolved_by, now):
+        row = self.rows.get((session_id, request_id))
+        if row is None or row.state != "pending":
+            return False
+        self.rows[(session_id, request_id)] = dataclasses.replace(
+            row, state=state, message=message, resolved_by=resolved_by, resolved_at=now)
+        return True
+
 
 class FakeCommands:
     def __init__(self):
@@ -460,6 +496,7 @@ class FakeUnitOfWork(AbstractUnitOfWork):
         self.inputs = FakeInputs()
         self.commands = FakeCommands()
         self.runners = FakeRunners()
+        self.permissions = FakePermissions()
         self.commits = 0
 
     def commit(self):

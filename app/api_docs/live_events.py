@@ -25,8 +25,25 @@ LIVE_PAYLOADS = {
     "turn.completed": _payload(["turn_id", "terminal_reason", "usage", "message_id",
                                 "transcript_turn_id"],
                                message_id={"type": "integer", "nullable": True},
-                               transcript_turn_id={"type": "string", "nullable": True}),
+                               transcript_turn_id={"type": "string", "nullable": True},
+                               # present (true) only when someone interrupted the turn
+                               interrupted={"type": "boolean"}),
     "session.completed": _payload(["status", "exit_code"]),
+    # The control channel (docs/control.md): a tool call the agent asks a person to allow,
+    # and its end (allowed, denied, expired, or cancelled: the agent withdrew it).
+    "permission.requested": _payload(["request_id", "tool_name", "input", "expires_at"],
+                                     request_id=STRING, tool_name=STRING, input=OBJECT,
+                                     expires_at={"type": "string", "nullable": True}),
+    "permission.resolved": _payload(["request_id", "state", "behavior", "message",
+                                     "resolved_by", "resolved_at"],
+                                    request_id=STRING,
+                                    state={"type": "string", "enum": [
+                                        "allowed", "denied", "expired", "cancelled"]},
+                                    behavior={"type": "string", "nullable": True,
+                                              "enum": ["allow", "deny", None]},
+                                    message={"type": "string", "nullable": True},
+                                    resolved_by={"type": "string", "nullable": True},
+                                    resolved_at={"type": "string", "nullable": True}),
     "reset": _payload(["reason", "requested_after", "oldest_event_index", "transcript"]),
     "end": _payload(["status", "exit_code", "last_event_id"]),
 }

@@ -36,6 +36,7 @@ def output(session_id):
         max_output_bytes=current_app.config["MAX_SESSION_OUTPUT_BYTES"],
         usage_reports=batch["usage"],
         token_lifetime_seconds=current_app.config["WRITE_TOKEN_LIFETIME_SECONDS"],
+        permission_timeout_seconds=current_app.config["PERMISSION_TIMEOUT_SECONDS"],
         day_quotas=DayQuotas(output_bytes=current_app.config["MAX_OUTPUT_BYTES_PER_USER_PER_DAY"]),
     )
     return schemas.ingest_receipt_schema.dump(receipt)

@@ -5,6 +5,7 @@ the raw API stream events of `--include-partial-messages`, and the OpenAI-shaped
 import hashlib
 import json
 
+from app.providers import control_lines
 from app.providers.decode import parse_with
 from app.providers.json_depth import too_deep
 from app.transcript.event_types import ASSISTANT
@@ -76,9 +77,14 @@ def token_usage(usage):
 
 
 def parse_user(obj):
-    """A user line: the tool results it reports; a plain prompt echo is ignored."""
+    """A user line: the tool results it reports, or (`"isReplay": true`, text content)
+    the echo of a prompt the agent took; a user line of any other text is ignored."""
     message = obj.get("message")
     content = message.get("content") if isinstance(message, dict) else None
+    if obj.get("isReplay") is True:
+        event = control_lines.prompt(obj.get("uuid"), content)
+        if event.kind != IGNORED or not isinstance(content, list):
+            return event
     if not isinstance(content, list):
         # A plain prompt echo: the transcript records agent output only.
         return ignored("user_prompt")
@@ -277,6 +283,13 @@ PARSERS = {
     "result": parse_result,
     "system": parse_system,
     "stream_event": parse_partial,
+    "control_request": control_lines.parse_control_request,
+    "control_cancel_request": control_lines.parse_control_cancel,
+    # The agent's answers to the runner's requests and its acknowledgements of
+    # prompts: nothing for the transcript (the raw line stays in the output).
+    "control_response": lambda obj: ignored("control_response"),
+    "command_lifecycle": lambda obj: ignored("command_lifecycle"),
+    **control_lines.NEUTRAL_PARSERS,
 }
 
 

@@ -17,6 +17,7 @@ Older CLIs print another protocol (`{"id": "0", "msg": {...}}`): codex_legacy.py
 """
 
 from app.providers import codex_legacy
+from app.providers import control_lines
 from app.providers.decode import parse_with
 from app.providers.decode import text_of
 from app.transcript.event_types import ASSISTANT
@@ -201,4 +202,5 @@ PARSERS = {
     "turn.completed": parse_turn_completed,
     "turn.failed": parse_turn_failed,
     "error": parse_error,
+    **control_lines.NEUTRAL_PARSERS,
 }

@@ -9,6 +9,7 @@ known again. A line without a timestamp is named by its place (replay.py).
 """
 import hashlib
 
+from app.providers import control_lines
 from app.providers.decode import parse_with
 from app.providers.decode import text_of
 from app.transcript.event_types import ASSISTANT
@@ -121,4 +122,5 @@ PARSERS = {
     "tool_result": parse_tool_result,
     "error": parse_error,
     "result": parse_result,
+    **control_lines.NEUTRAL_PARSERS,
 }

@@ -22,6 +22,9 @@ from app.providers import get_parser
 from app.services import quotas
 from app.services import tokens
 from app.services.access import OPEN
+from app.services.ingest_control import apply_controls
+from app.services.ingest_control import apply_prompts
+from app.transcript.event_types import CONTROL
 from app.transcript.flush_policy import policy_for
 from app.transcript.open_turn import NOTHING
 from app.transcript.open_turn import OpenTurn
@@ -34,7 +37,7 @@ NOTHING_WRITTEN = TranscriptDelta(0, 0, 0)
 
 def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, clock=utc_now,
                   max_output_bytes=0, usage_reports=(), day_quotas=quotas.DayQuotas(),
-                  token_lifetime_seconds=0):
+                  token_lifetime_seconds=0, permission_timeout_seconds=600):
     """Buffer the runner's chunks and fold their stdout lines into the transcript;
     count `usage_reports` (each once per report_id) in the same transaction.
 
@@ -42,7 +45,8 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
     refused whole (SessionOutputLimit); one that would take its owner's output today
     past `day_quotas.output_bytes` likewise (QuotaExceeded). What was accepted before
     stays. A request of a running session's write token renews it for
-    `token_lifetime_seconds`.
+    `token_lifetime_seconds`. A permission request recorded from a line expires
+    `permission_timeout_seconds` after it was received (0: never).
     """
     with uow:
         locked = _locked_for_write(uow, session_id, caller)
@@ -80,8 +84,9 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
             StoredOutput(start + offset, chunk.stream, chunk.data, chunk.seq, stamp)
             for offset, chunk in enumerate(fresh)
         ]
-        delta, live_events, turn_state = _transcribe(uow, session, locked.turn_state, stored,
-                                                     stamp, parse_line)
+        delta, live_events, turn_state = _transcribe(
+            uow, session, locked.turn_state, stored, parse_line,
+            (now, stamp, permission_timeout_seconds))
         uow.outputs.add_many(session_id, stored, iso_after(now, retention_seconds), live_events)
         counted = _count_usage(uow, session_id, usage_reports, stamp)
         uow.sessions.record_ingest(session_id, start + len(stored), delta.messages, stamp,
@@ -243,16 +248,21 @@ def _drop_duplicates(chunks, stored):
     return fresh, len(chunks) - len(fresh)
 
 
-def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
+def _transcribe(uow, session, snapshot, stored, parse_line, received):
     """Feed new lines, read by the parser of the session's provider, to its open
     turn (`snapshot`, as stored); write the rows it completes and return the open
-    turn to store. Every line of one request was received at `stamp`."""
+    turn to store. Every line of one request was received at `received`: (now, its
+    ISO text, the permission timeout)."""
     sid = session.session_id
+    now, stamp, permission_timeout = received
     turn = _open_turn(uow, session, snapshot)
-    turns, drafts, line_events, items = [], [], [], []
-    for out in stored:
+    turns, drafts, line_events, items, controls = [], [], [], [], []
+    for number, out in enumerate(stored):
         if out.stream == "stdout":
-            fed = turn.feed(parse_line(out.payload), out.event_index, stamp, out.payload)
+            event = parse_line(out.payload)
+            fed = turn.feed(event, out.event_index, stamp, out.payload)
+            if CONTROL in event.info:
+                controls.append((number, out.event_index, event.info[CONTROL]))
         elif out.stream == "system":
             fed = turn.note(out.event_index, out.payload)
         else:
@@ -269,6 +279,15 @@ def _transcribe(uow, session, snapshot, stored, stamp, parse_line):
     uow.turn_states.replace_parts(sid, unsaved.restated)
     delta, row_ids = _write(uow, sid, turns, drafts, stamp)
     _record_evidence(uow, sid, items, stamp)
+    prompts = [d.metadata["uuid"] for d in drafts if d is not None and d.role == "user"]
+    if prompts:  # only a request that holds a prompt echo looks inputs up
+        apply_prompts(uow, sid, prompts, stamp)
+    if controls:
+        announced = apply_controls(uow, sid, [(index, c) for _, index, c in controls], now,
+                                   stamp, permission_timeout)
+        for (number, _, _), events in zip(controls, announced):
+            if events:
+                line_events[number] = [*(line_events[number] or []), *events]
     return (delta, [event_lines.encode(events, row_ids) for events in line_events],
             turn.snapshot())
 
@@ -286,7 +305,8 @@ def _open_turn(uow, session, snapshot):
 
     return OpenTurn.restore(snapshot, policy_for(session.session_type, session.context),
                             is_stored=is_stored,
-                            saved_parts=lambda: uow.turn_states.take_parts(sid))
+                            saved_parts=lambda: uow.turn_states.take_parts(sid),
+                            load_parts=lambda: uow.turn_states.load_parts(sid))
 
 
 def _write(uow, session_id, turns, drafts, stamp):

@@ -21,6 +21,7 @@ from app.transcript.replay import line_hash
 from app.transcript.turns import SystemNote
 from app.transcript.turns import Turn
 from app.transcript.turns import TurnBuffer
+from app.transcript.turns import UserPrompt
 from app.transcript.turns import turn_key
 
 # How many recent line ids are remembered to spot lines a runner sends again
@@ -41,6 +42,7 @@ TURN_TOTAL = "@turn"
 SEEN = object()
 RESULT_TRIGGER = "result"
 COMPLETION_TRIGGER = "completion"
+PROMPT_TRIGGER = "prompt"
 
 
 class UnsavedParts(NamedTuple):
@@ -69,6 +71,9 @@ class Accumulator:
         # Whether the last line fed changed the turn's token usage (not stored: the
         # live events of that line read it, LiveEvents.for_line)
         self.usage_changed = False
+        # Reads the open turn's saved parts without taking them (None: the caller has
+        # none to read): a prompt echo asks whether they hold visible text.
+        self.load_saved_parts = None
 
     @classmethod
     def restore(cls, snapshot):
@@ -177,6 +182,8 @@ class Accumulator:
         if event.kind == ev.IGNORED:
             self._follow_message_stream(event.info)
             return []
+        if event.kind == ev.USER_PROMPT:
+            return self._prompt(event, event_index, received_at)
         if event.kind not in (ev.ASSISTANT, ev.TOOL_RESULTS):
             return []
         buf.add_identity(identity, event_index, received_at, replay_identity)
@@ -192,6 +199,17 @@ class Accumulator:
         else:
             buf.parts.extend(event.blocks)
         return []
+
+    def _prompt(self, event, event_index, received_at):
+        """A prompt the agent took: the open turn, when it holds visible text, is flushed
+        first, so the prompt's row follows what the agent said before it. A turn of
+        blocks only (a tool call whose run the prompt was injected into) stays open: its
+        blocks go on into the row of the text that follows."""
+        uuid = event.info.get("uuid") or event.identity
+        prompt = UserPrompt(f"user:{uuid}", event.text, uuid, event_index, received_at)
+        if not self.buffer.holds_text(self.load_saved_parts):
+            return [prompt]
+        return [self._close(PROMPT_TRIGGER, {}, received_at), prompt]
 
     def close(self, completed_at=None):
         """Process completion (at `completed_at`): close the open turn, if it holds anything."""

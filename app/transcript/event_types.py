@@ -39,3 +39,12 @@ class StreamEvent:
 def ignored(reason):
     """An event that leaves the line in the output buffer only, saying why."""
     return StreamEvent(IGNORED, info={"reason": reason})
+
+# A prompt the agent took (Claude's `isReplay` user echo, a runner's `turnlog.user`):
+# `identity` is its uuid, `text` the prompt. It ends the open turn's text (a user row
+# goes in at that point) and adds nothing to a turn.
+USER_PROMPT = "user_prompt"
+# The `info` key of an ignored event that says something to the control channel (a
+# permission requested, withdrawn or resolved): {"op": ..., the fields}. The turn
+# takes nothing from it; ingest records it (app/services/ingest.py).
+CONTROL = "control"

@@ -8,10 +8,15 @@ sees every provider's turns in the same normalized shape.
 |-------------|--------------|------------------------|---------------------------|
 | ordinary    | one row      | nothing                | ignored                   |
 | autonomous  | one row      | one row, content ""    | folded into content_blocks |
+
+A prompt the agent took (UserPrompt) is one `role=user` row under both policies.
+An interrupted turn's row says `"interrupted": true` in its metadata; a block-only
+interrupted turn is kept or not like any block-only turn.
 """
 from dataclasses import dataclass
 
 from app.transcript.turns import SystemNote
+from app.transcript.turns import UserPrompt
 
 REMOTE_LIVE = "remote_live"
 SESSION_TYPES = ("chat", "agent", "terminal", "workflow")
@@ -43,9 +48,11 @@ class FlushPolicy:
     folds_tool_results: bool
 
     def draft(self, outcome):
-        """The row for a TranscriptTurn or a SystemNote, or None."""
+        """The row for a TranscriptTurn, a SystemNote or a UserPrompt, or None."""
         if isinstance(outcome, SystemNote):
             return self.draft_for_system(outcome)
+        if isinstance(outcome, UserPrompt):
+            return draft_for_prompt(outcome)
         return self.draft_for_turn(outcome)
 
     def draft_for_turn(self, turn):
@@ -85,6 +92,14 @@ class FlushPolicy:
         return MessageDraft("system", note.text, [], metadata, note.key)
 
 
+def draft_for_prompt(prompt):
+    """The user row of a prompt the agent took, under every policy: keyed by its uuid,
+    so an echo seen again writes nothing."""
+    metadata = {"uuid": prompt.uuid, "event_index": prompt.event_index,
+                "received_at": prompt.received_at}
+    return MessageDraft("user", prompt.text, [], metadata, prompt.key)
+
+
 def _failure_note(turn):
     """A failed turn with nothing visible still tells the reader why it stopped."""
     reason = turn.result.get("subtype") or "error"
@@ -96,8 +111,11 @@ def _failure_note(turn):
 
 def _turn_facts(turn):
     """What every row written for a turn says about it."""
-    return {"turn_id": turn.turn_id, "terminal_reason": turn.terminal_reason,
-            "started_at": turn.started_at, "completed_at": turn.completed_at}
+    facts = {"turn_id": turn.turn_id, "terminal_reason": turn.terminal_reason,
+             "started_at": turn.started_at, "completed_at": turn.completed_at}
+    if turn.interrupted:
+        facts["interrupted"] = True
+    return facts
 
 
 def _result_fields(turn):

@@ -168,13 +168,16 @@ class LiveEvents:
         self.end_run(out)
         usage = closed.usage if closed else {}
         self._usage(usage, out)
-        out.append(("turn.completed", {
+        data = {
             "turn_id": self.turn_id,
             "terminal_reason": closed.terminal_reason if closed else PROCESS_EXIT,
             "usage": usage or dict(self.state["usage"]),
             "message_id": None,  # filled in once the row is written (event_codec.encode)
             "transcript_turn_id": closed.turn_id if closed else None,
-        }))
+        }
+        if closed is not None and closed.interrupted:
+            data["interrupted"] = True
+        out.append(("turn.completed", data))
         self.state = None
 
 

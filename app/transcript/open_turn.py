@@ -81,13 +81,17 @@ class OpenTurn:
         self.shell_only = shell_only
 
     @classmethod
-    def restore(cls, stored, policy=None, *, is_stored=None, saved_parts=None):
+    def restore(cls, stored, policy=None, *, is_stored=None, saved_parts=None,
+                load_parts=None):
         """The open turn a `snapshot()` (of any version read here) stored; None or {}: a
-        session with no state yet."""
+        session with no state yet. `load_parts()` reads the saved parts without taking
+        them (a prompt echo asks whether the open turn holds text)."""
         data = read(stored)
-        return cls(Accumulator.from_stored(data["turn"], data["stream"]),
-                   LiveEvents.from_stored(data["live"]), EvidenceLines(data["evidence"]),
-                   policy=policy, is_stored=is_stored, saved_parts=saved_parts)
+        accumulator = Accumulator.from_stored(data["turn"], data["stream"])
+        accumulator.load_saved_parts = load_parts
+        return cls(accumulator, LiveEvents.from_stored(data["live"]),
+                   EvidenceLines(data["evidence"]), policy=policy, is_stored=is_stored,
+                   saved_parts=saved_parts)
 
     @classmethod
     def for_evidence(cls):
@@ -117,7 +121,7 @@ class OpenTurn:
         at `received_at` (ISO text). A re-sent copy of a recent line brings NOTHING."""
         accumulator, evidence = self.accumulator, self.evidence
         if self.shell_only:
-            event = replace(event, blocks=evidence.shell_blocks(event))
+            event = replace(event, blocks=evidence.shell_blocks(event) + _text_mark(event))
         outcomes = accumulator.feed_unless_repeat(event, event_index, received_at, line)
         if outcomes is None:
             return NOTHING
@@ -172,6 +176,16 @@ class OpenTurn:
 
 
 NOTHING_CLOSED = ((), (), (), None)
+# What a shell-only reading keeps of a line's text: that there was some, so a prompt echo
+# flushes the turn at the same line as ingest did (and the turn gets the same key).
+TEXT_MARK = ({"type": "text", "text": "."},)
+
+
+def _text_mark(event):
+    if any(block.get("type") == "text" and isinstance(block.get("text"), str)
+           and block["text"].strip() for block in event.blocks):
+        return TEXT_MARK
+    return ()
 
 
 def read(stored):

@@ -32,7 +32,9 @@ class TranscriptTurn:
       (the `tool_use_id` of its tool_result blocks), once, in order.
     - `started_at` / `completed_at`: when its first line and its flush trigger
       (result line or process completion) were received, ISO-8601 UTC text.
-    - `terminal_reason`: success, error, max_turns, interrupted or process_exit.
+    - `terminal_reason`: success, error, max_turns, interrupted, prompt (a prompt the
+      agent took ended its text; the agent's next text is a turn of its own) or
+      process_exit.
     """
 
     turn_id: str
@@ -79,6 +81,11 @@ class TranscriptTurn:
         return bool(self.visible_text.strip())
 
     @property
+    def interrupted(self):
+        """The turn ended because someone interrupted it."""
+        return self.terminal_reason == "interrupted"
+
+    @property
     def failed(self):
         """The turn ended with a result that reports an error."""
         return bool(self.result.get("is_error"))
@@ -110,11 +117,13 @@ def normalized_blocks(parts):
 
 
 def terminal_reason(trigger, result):
-    """Why a turn ended: success, error, max_turns, interrupted or process_exit.
+    """Why a turn ended: success, error, max_turns, interrupted, prompt or process_exit.
 
     A result with `is_error` is a failure whatever its subtype (Claude reports
     API failures as subtype "success" with is_error true).
     """
+    if trigger == "prompt":
+        return "prompt"  # the agent took a prompt: its text goes on after the prompt's row
     if trigger != "result":
         return "process_exit"
     if str(result.get("terminal_reason", "")).startswith("aborted"):

@@ -65,6 +65,16 @@ class TurnBuffer:
         """True while the turn has no content at all."""
         return not self.parts and not self.saved_parts
 
+    def holds_text(self, load_saved=None):
+        """True when the turn holds visible text: in its unsaved parts, or in the parts
+        saved earlier (read with `load_saved()`, only when those others hold none;
+        without it, saved parts are taken to hold some)."""
+        if _any_text(self.parts):
+            return True
+        if not self.saved_parts:
+            return False
+        return load_saved is None or _any_text(load_saved())
+
     def add_identity(self, identity, event_index, received_at=None, replay_identity=None):
         """Fold one line into the turn's identity (and the replay candidate's), index
         range and start time."""
@@ -222,6 +232,29 @@ class SystemNote:
     text: str
     subtype: str
     replay_key: str | None = None  # as Turn.replay_key
+
+
+@dataclass(frozen=True)
+class UserPrompt:
+    """A prompt the agent took (its echo): a user row of its own, keyed by its uuid."""
+
+    key: str  # "user:<uuid>"
+    text: str
+    uuid: str
+    event_index: int
+    received_at: str | None = None
+    replay_key: str | None = None  # never re-keyed: its uuid names it for good
+
+
+def _any_text(parts):
+    """Whether any of the parts (item states expanded) is a text block with visible text."""
+    for part in parts:
+        blocks = part["blocks"] if part.get("type") == ITEM_STATE else (part,)
+        for block in blocks:
+            text = block.get("text")
+            if block.get("type") == "text" and isinstance(text, str) and text.strip():
+                return True
+    return False
 
 
 def _fold(digest, identity):

@@ -13,11 +13,6 @@ from app.transcript.event_types import IGNORED
 PARSE = {"claude": claude.parse_line, "codex": codex.parse_line, "gemini": gemini.parse_line}
 # Reasons a parser gives for a line it could not read at all (others are deliberate skips).
 UNKNOWN = {"unknown_type", "unknown_item", "not_json", "not_an_object", "too_deep"}
-# Line types the CLIs print when driven over stdin (issue 30) that the parsers do not read
-# yet: Claude's acknowledgements of stdin lines, its permission requests and its echo of
-# the runner's answers. tests/unit/test_captures.py fails once a parser knows one, so
-# this list only shrinks: take a type out when its parser lands.
-NOT_YET_PARSED = {"claude": {"command_lifecycle", "control_request", "control_response"}}
 
 
 def cli_of(folder):
@@ -32,22 +27,12 @@ def unknown_lines(path):
     for number, line in enumerate(Path(path).read_text().splitlines(), 1):
         event = PARSE[cli](line)
         reason = event.info.get("reason") if event.kind == IGNORED else None
-        if reason in UNKNOWN and _type(line) in NOT_YET_PARSED.get(cli, ()):
-            continue
         if reason in UNKNOWN:
             found.append((number, f"{reason}: {line[:120]}"))
         elif cli == "claude":
             found += [(number, f"content block {kind}") for kind in _claude_blocks(line)
                       if kind not in claude.ASSISTANT_BLOCK_TYPES]
     return found
-
-
-def _type(line):
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return None
-    return obj.get("type") if isinstance(obj, dict) else None
 
 
 def _claude_blocks(line):

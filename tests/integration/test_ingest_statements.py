@@ -126,3 +126,22 @@ def test_seqs_above_the_highest_stored_are_not_looked_up(app, statements, rows):
     assert rows("SELECT producer_seq FROM remote_runtime_outputs WHERE session_id = ?"
                 " ORDER BY event_index", sid) == [(5,), (6,), (2,)]
     assert rows("SELECT max_seq FROM agent_sessions WHERE session_id = ?", sid) == [(6,)]
+
+
+def test_only_a_prompt_echo_reads_the_inputs(app, statements,
+                                              quota_statements):
+    """An echo at a turn's start (where Claude prints it) inserts its row, reads the
+    session's pending inputs and marks the one it names applied; any other line never
+    touches session_inputs."""
+    client = authed_client(app)
+    sid = create_session(client)
+    post_one(client, sid, 0, cl.system_init())
+    statements.clear()
+    post_one(client, sid, 1, '{"type":"user","message":{"role":"user","content":"hi"},'
+                             '"uuid":"u-1","isReplay":true}')
+    echo = list(statements)
+    assert sum("session_inputs" in s for s in echo) == 1  # a lookup; no input is named
+    assert len(echo) <= MOST_STATEMENTS + quota_statements + 2, echo  # + the row, the lookup
+    statements.clear()
+    post_one(client, sid, 2, cl.assistant(cl.text("Hello.")))
+    assert not any("session_inputs" in s or "session_permissions" in s for s in statements)

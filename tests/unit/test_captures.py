@@ -52,14 +52,6 @@ def test_line_types_name_claude_system_subtypes_and_codex_item_kinds():
     assert line_type("gemini", {"type": "tool_use"}) == "tool_use"
 
 
-@pytest.mark.parametrize("cli, kind", [(cli, kind) for cli, kinds in sorted(linetypes.NOT_YET_PARSED.items())
-                                       for kind in sorted(kinds)])
-def test_the_types_not_parsed_yet_are_still_unknown_to_the_parser(cli, kind):
-    """A parser that learned one of these: take it out of linetypes.NOT_YET_PARSED."""
-    event = linetypes.PARSE[cli](json.dumps({"type": kind, "request_id": "r", "request": {"subtype": "x"}}))
-    assert event.info.get("reason") in linetypes.UNKNOWN, f"{cli} parses {kind} now: take it off NOT_YET_PARSED"
-
-
 def test_the_interactive_claude_captures_hold_the_permission_request_and_the_acknowledgements():
     folder = OUT / f"claude-{PINNED[clis.PACKAGES['claude']]}"
     lines = [json.loads(text) for text in (folder / "interactive_permission.jsonl").read_text().splitlines()]

@@ -1,4 +1,5 @@
 """SQL for `session_inputs`: the prompts people send to live sessions, queued until applied."""
+from sqlalchemy import bindparam
 from sqlalchemy import text
 
 from app.core.records import SessionInput
@@ -33,6 +34,13 @@ SELECT_PENDING = text(
     " WHERE session_id = :session_id AND state IN ('queued', 'delivered', 'failed')"
     " ORDER BY input_id"
 )
+
+# The agent took these inputs (their echo came back): applied, whatever they were
+# before, once; an input applied already keeps its first applied_at.
+MARK_APPLIED = text(
+    "UPDATE session_inputs SET state = 'applied', applied_at = :now"
+    " WHERE session_id = :session_id AND input_id IN :input_ids AND state <> 'applied'"
+).bindparams(bindparam("input_ids", expanding=True))
 
 
 class InputRepository:
@@ -69,6 +77,14 @@ class InputRepository:
         """The inputs not yet applied (queued, delivered or failed), oldest first."""
         rows = self.conn.execute(SELECT_PENDING, {"session_id": session_id}).mappings()
         return [_to_input(row) for row in rows]
+
+    def mark_applied(self, session_id, input_ids, now):
+        """Mark the session's inputs `input_ids` applied at `now` (those not applied
+        yet); how many changed."""
+        if not input_ids:
+            return 0
+        return self.conn.execute(MARK_APPLIED, {
+            "session_id": session_id, "input_ids": list(input_ids), "now": now}).rowcount
 
 
 def _to_input(row):
