@@ -177,8 +177,9 @@ def _announce(uow, locked, permission, now, settings):
     stamp = to_iso(now)
     start = session.next_event_index
     stored = [StoredOutput(start, "stdout", line, None, stamp)]
-    delta, live_events, turn_state = ingest._transcribe(uow, session, locked.turn_state, stored,
-                                                        stamp, get_parser(session.provider))
+    # (no permission timeout: the line resolves a request, it asks none)
+    delta, live_events, turn_state = ingest.transcribe(uow, session, locked.turn_state, stored,
+                                                       get_parser(session.provider), (now, stamp, 0))
     uow.outputs.add_many(session.session_id, stored, iso_after(now, settings.retention_seconds),
                          live_events)
     uow.sessions.record_ingest(session.session_id, start + 1, delta.messages, stamp,

@@ -84,7 +84,7 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
             StoredOutput(start + offset, chunk.stream, chunk.data, chunk.seq, stamp)
             for offset, chunk in enumerate(fresh)
         ]
-        delta, live_events, turn_state = _transcribe(
+        delta, live_events, turn_state = transcribe(
             uow, session, locked.turn_state, stored, parse_line,
             (now, stamp, permission_timeout_seconds))
         uow.outputs.add_many(session_id, stored, iso_after(now, retention_seconds), live_events)
@@ -248,7 +248,7 @@ def _drop_duplicates(chunks, stored):
     return fresh, len(chunks) - len(fresh)
 
 
-def _transcribe(uow, session, snapshot, stored, parse_line, received):
+def transcribe(uow, session, snapshot, stored, parse_line, received):
     """Feed new lines, read by the parser of the session's provider, to its open
     turn (`snapshot`, as stored); write the rows it completes and return the open
     turn to store. Every line of one request was received at `received`: (now, its
