@@ -56,15 +56,15 @@ def commands(session_id):
 def _command_stream(session_id, after, new_uow, bell, channel):
     """The channel as `text/event-stream`; it holds one of the process's stream places
     (MAX_STREAMS_PER_PROCESS: a thread under gthread) until it closes."""
-    live.take_stream_slot()
+    free_slot = live.take_stream_slot()
     try:
         records = runner_side.follow_commands(session_id, after, new_uow, bell, channel,
                                                on_queued=bell.ring)
         response = Response(ch.frames(records, current_app.config["STREAM_RETRY_MS"]),
                             mimetype="text/event-stream")
-        response.call_on_close(live.free_stream_slot)
+        response.call_on_close(free_slot)
     except BaseException:
-        live.free_stream_slot()
+        free_slot()
         raise
     response.headers["Cache-Control"] = "no-store"
     response.headers["X-Accel-Buffering"] = "no"

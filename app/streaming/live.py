@@ -32,14 +32,11 @@ from app.services.live.hub import rows_reader
 from app.services.streaming import Heartbeat
 
 HUB_KEY = "turnlog_live_hub"
+SLOTS_KEY = "turnlog_stream_slots"
 # A lease outlives its last renewal by this many heartbeats, so a busy process is
 # not counted out, and a dead one's streams free their slots soon after.
 LEASE_HEARTBEATS = 3
 _hub_lock = threading.Lock()
-# The streams open in this process, for MAX_STREAMS_PER_PROCESS (gthread: each holds
-# one of the worker's threads; gunicorn.conf.py sets the cap below their number).
-_streams_lock = threading.Lock()
-_open_streams = 0
 # The SSE writes of the records the live hub shares, made by the first follower to
 # write one and dropped with it (the hub keeps a few pages per session, and each of
 # their feeds' records). Only get and setdefault are used, each one dict operation,
@@ -68,7 +65,7 @@ def open_follower(session_id, caller):
     config = current_app.config
     heartbeat = config["STREAM_HEARTBEAT_SECONDS"]
     new_uow = db.detached_units_of_work()
-    _take_process_slot(config["MAX_STREAMS_PER_PROCESS"], heartbeat)
+    free_slot = take_stream_slot()
     try:
         lease = None
         if caller.token_id is not None:
@@ -79,9 +76,9 @@ def open_follower(session_id, caller):
                                           user_id=caller.name if caller.kind == USER else None,
                                           user_limit=config["MAX_STREAMS_PER_USER"])
         client = request.environ.get("gunicorn.socket")
-        return Follower(hub().watch(session_id), lease, new_uow, heartbeat, client)
+        return Follower(hub().watch(session_id), lease, new_uow, heartbeat, client, free_slot)
     except BaseException:
-        _free_process_slot()
+        free_slot()
         raise
 
 
@@ -99,38 +96,48 @@ def shared_writes(record, frame):
 def take_stream_slot():
     """Count one more stream in this process (any long-lived response that holds a thread
     under gthread: the runner's command channel too); TooManyStreams (429) past
-    MAX_STREAMS_PER_PROCESS. Free it with `free_stream_slot()` when the response closes."""
+    MAX_STREAMS_PER_PROCESS. Returns the call that frees it, to run when the response
+    closes (after the request context has gone, hence bound here)."""
     config = current_app.config
-    _take_process_slot(config["MAX_STREAMS_PER_PROCESS"], config["STREAM_HEARTBEAT_SECONDS"])
+    app = current_app._get_current_object()
+    with _hub_lock:
+        slots = app.extensions.setdefault(SLOTS_KEY, StreamSlots())
+    return slots.take(config["MAX_STREAMS_PER_PROCESS"], config["STREAM_HEARTBEAT_SECONDS"])
 
 
-def free_stream_slot():
-    """Give back a slot `take_stream_slot()` took."""
-    _free_process_slot()
+class StreamSlots:
+    """The streams open in this app, for MAX_STREAMS_PER_PROCESS (gthread: each holds one
+    of the worker's threads; gunicorn.conf.py sets the cap below their number). A worker
+    loads one app, so per app is per process; tests' apps each count their own."""
 
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.open = 0
 
-def _take_process_slot(limit, retry_after):
-    """Count one more stream in this process; TooManyStreams when it has `limit` (0: none)."""
-    global _open_streams
-    with _streams_lock:
-        if limit and _open_streams >= limit:
-            raise TooManyStreams(
-                f"this server process already serves {_open_streams} streams, the most it"
-                " may (TURNLOG_MAX_STREAMS_PER_PROCESS: under the gthread worker each holds a"
-                " thread, and some must stay free for other requests); retry after a while",
-                {"limit": limit, "open_streams": _open_streams, "scope": "process"},
-                retry_after=max(1, math.ceil(retry_after)))
-        _open_streams += 1
+    def take(self, limit, retry_after):
+        """One more stream, or TooManyStreams when `limit` (0: none) are open; returns
+        the call that gives it back (once, however often it is called)."""
+        with self._lock:
+            if limit and self.open >= limit:
+                raise TooManyStreams(
+                    f"this server process already serves {self.open} streams, the most it"
+                    " may (TURNLOG_MAX_STREAMS_PER_PROCESS: under the gthread worker each holds a"
+                    " thread, and some must stay free for other requests); retry after a while",
+                    {"limit": limit, "open_streams": self.open, "scope": "process"},
+                    retry_after=max(1, math.ceil(retry_after)))
+            self.open += 1
+        freed = []
 
-
-def _free_process_slot():
-    global _open_streams
-    with _streams_lock:
-        _open_streams -= 1
+        def free():
+            with self._lock:
+                if not freed:
+                    freed.append(True)
+                    self.open -= 1
+        return free
 
 
 class Follower:
-    def __init__(self, watch, lease, new_uow, heartbeat_seconds, client_socket,
+    def __init__(self, watch, lease, new_uow, heartbeat_seconds, client_socket, free_slot,
                  monotonic=time.monotonic):
         self.wait = watch.wait
         self.shared = watch.shared
@@ -139,6 +146,7 @@ class Follower:
         self._new_uow = new_uow
         self._heartbeat = heartbeat_seconds
         self._client = client_socket
+        self._free_slot = free_slot
         self._monotonic = monotonic
         self._closed = False
 
@@ -162,7 +170,7 @@ class Follower:
         if self._closed:
             return
         self._closed = True
-        _free_process_slot()
+        self._free_slot()
         self._watch.close()
         lease, self._lease = self._lease, None
         if lease is not None:

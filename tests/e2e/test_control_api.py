@@ -8,9 +8,11 @@ import time
 
 import pytest
 
+from app import create_app
 from app.core.inputs import input_uuid
 from app.db import writing
 from app.services import tokens
+from app.streaming import live
 from tests.api import bearer
 
 SESSIONS = "/api/remote/sessions"
@@ -390,6 +392,9 @@ def test_a_waiting_runner_keeps_its_write_token_alive(client, world, rows, how):
 
 
 def test_an_open_command_stream_holds_one_of_the_process_s_stream_places(app, client, world):
+    other_app = create_app({"TESTING": True, "SQLALCHEMY_DATABASE_URI": app.config["SQLALCHEMY_DATABASE_URI"]})
+    with other_app.app_context():
+        live.take_stream_slot()  # left open: another app's place is not this one's
     app.config["MAX_STREAMS_PER_PROCESS"] = 1
     headers = {**bearer(world["write"]), "Accept": "text/event-stream"}
     first = client.get(url(world, "/commands"), headers=headers, buffered=False)
