@@ -1,4 +1,6 @@
 """Reading a request: the JSON body through its schema, and the `limit` argument."""
+import json
+
 from flask import current_app
 from flask import request
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -13,17 +15,57 @@ def load_body(schema, *, check=None):
     MAX_CONTENT_LENGTH gets a 413 rather than a 422, chunked or not. `check(body)`,
     if given, looks at the decoded object before the schema spends time on it.
     """
-    read_whole_body()
-    try:
-        body = request.get_json(silent=True)
-    except RecursionError:  # nested deeper than the json module can follow
-        body = None
-    if not isinstance(body, dict):
-        raise ApiError(422, "invalid_json", "the request body must be a JSON object",
-                       {"content_type": request.content_type})
+    body = _json_object(read_whole_body())
     if check is not None:
         check(body)
     return schema.load(body)
+
+
+def _json_object(data):
+    """`data` decoded as the JSON object a body must be, or 422 `invalid_json` saying
+    what is wrong: the content type (with the header to send), where the parse failed
+    (line, column, character position), or which JSON type came instead of an object."""
+    content_type = request.content_type
+    if not request.is_json:
+        raise ApiError(422, "invalid_json",
+                       "the request body must be a JSON object sent with"
+                       " Content-Type: application/json"
+                       f" (this request's is {content_type or 'missing'})",
+                       {"content_type": content_type,
+                        "hint": "send the header Content-Type: application/json"})
+    try:
+        body = json.loads(data)
+    except json.JSONDecodeError as err:
+        raise ApiError(422, "invalid_json",
+                       f"the request body is not valid JSON: {err.msg} at line {err.lineno}"
+                       f" column {err.colno} (character {err.pos})",
+                       {"content_type": content_type, "line": err.lineno,
+                        "column": err.colno, "position": err.pos}) from None
+    except UnicodeDecodeError as err:
+        raise ApiError(422, "invalid_json",
+                       f"the request body is not UTF-8 text: byte {err.start} cannot be decoded",
+                       {"content_type": content_type, "position": err.start}) from None
+    except RecursionError:  # nested deeper than the json module can follow
+        raise ApiError(422, "invalid_json", "the request body is nested too deeply to read",
+                       {"content_type": content_type}) from None
+    if not isinstance(body, dict):
+        raise ApiError(422, "invalid_json",
+                       f"the request body must be a JSON object, not {_json_type(body)}",
+                       {"content_type": content_type, "got": _json_type(body)})
+    return body
+
+
+def _json_type(value):
+    """The JSON name of a decoded value's type."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array"
 
 
 def read_whole_body():

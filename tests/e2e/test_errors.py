@@ -172,3 +172,37 @@ def test_other_operational_errors_stay_500(bare_app):
     response = client.get("/locked")
     assert error_of(response, 503)["code"] == "database_busy"
     assert "Retry-After" in response.headers
+
+
+def test_a_body_that_does_not_parse_says_where(client):
+    response = client.post("/api/remote/sessions", data='{"session_type": "chat",\n "x": }',
+                           content_type="application/json")
+    error = error_of(response, 422)
+    assert error["code"] == "invalid_json"
+    assert (error["details"]["line"], error["details"]["column"]) == (2, 7)
+    assert error["details"]["position"] == 31
+    assert "line 2 column 7" in error["message"]
+
+
+def test_a_body_without_a_json_content_type_names_the_header_to_send(client):
+    response = client.post("/api/remote/sessions", data='{"session_type": "chat"}',
+                           content_type="application/x-www-form-urlencoded")
+    error = error_of(response, 422)
+    assert error["code"] == "invalid_json"
+    assert "Content-Type: application/json" in error["message"]
+    assert error["details"]["content_type"] == "application/x-www-form-urlencoded"
+
+
+@pytest.mark.parametrize("body, got", [("[]", "an array"), ("null", "null"), ('"s"', "a string"),
+                                       ("1.5", "a number"), ("true", "a boolean")])
+def test_a_body_that_is_not_an_object_names_what_came(client, body, got):
+    response = client.post("/api/remote/sessions", data=body, content_type="application/json")
+    error = error_of(response, 422)
+    assert error["details"]["got"] == got and got in error["message"]
+
+
+def test_a_body_that_is_not_utf8_says_which_byte(client):
+    response = client.post("/api/remote/sessions", data=b'{"a": "\xff"}',
+                           content_type="application/json")
+    error = error_of(response, 422)
+    assert error["code"] == "invalid_json" and error["details"]["position"] == 7
