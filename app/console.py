@@ -3,6 +3,7 @@
 `turnlog db-upgrade` is `flask --app wsgi db-upgrade` (a FlaskGroup over create_app);
 `turnlog run` and `turnlog follow` need no app, only a server URL and a token.
 """
+import click
 from flask.cli import FlaskGroup
 
 from app import create_app
@@ -11,7 +12,11 @@ from app.client.commands import run
 
 cli = FlaskGroup(name="turnlog", create_app=create_app,
                  help="turnlog: operator commands (db-upgrade, create-runner-token, ...) and"
-                      " the client (run, follow).")
+                      " the client (run, follow).",
+                 add_version_option=False)
+# turnlog's own version (FlaskGroup's option would print Python's, Flask's and Werkzeug's).
+cli = click.version_option(package_name="turnlog", prog_name="turnlog",
+                           message="%(prog)s %(version)s")(cli)
 cli.add_command(run)
 cli.add_command(follow)
 

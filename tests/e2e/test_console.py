@@ -16,6 +16,13 @@ def turnlog(*args, env=None):
                           text=True, timeout=60)
 
 
+def test_turnlog_version_is_turnlogs_own():
+    from importlib.metadata import version
+    done = turnlog("--version")
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"turnlog {version('turnlog')}"
+
+
 def test_turnlog_carries_the_operator_commands_of_flask(tmp_path):
     db_file = tmp_path / "console.sqlite"
     env = {**os.environ, "TURNLOG_SQLALCHEMY_DATABASE_URI": f"sqlite:///{db_file}"}
