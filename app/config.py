@@ -52,6 +52,9 @@ class Config:
     # instance/secret_key, shared by the workers of one host; several hosts behind
     # one address must be given the same key.
     SECRET_KEY = None
+    # Where `demo` keeps the user tokens it printed, to print the same one next time;
+    # None: demo-tokens.json in the instance folder.
+    DEMO_TOKENS_FILE = None
     SESSION_COOKIE_SECURE = True
     SESSION_COOKIE_HTTPONLY = True
     SESSION_COOKIE_SAMESITE = "Lax"

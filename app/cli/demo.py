@@ -2,8 +2,10 @@
 new session, and say where to read it (API, viewer) and with which token."""
 import json
 import logging
+import os
 from contextlib import contextmanager
 from importlib import resources
+from pathlib import Path
 
 import click
 from flask import current_app
@@ -25,6 +27,9 @@ from app.transcript.flush_policy import SESSION_TYPES
 
 DEMO_BATCH = 50
 DEMO_MACHINE = "demo"
+# The demo's user tokens, kept in the instance folder beside its database, so running
+# the demo again prints the token it printed before instead of minting one more.
+DEMO_TOKENS_FILE = "demo-tokens.json"
 
 
 @operator_command("demo")
@@ -40,8 +45,9 @@ DEMO_MACHINE = "demo"
 def demo(provider, sample, session_type, user, as_json):
     """Migrate, ingest a sample stream into a new session, print where to read it.
 
-    With authentication on (the default) it also prints a new user token for the
-    owner, to sign in to the viewer or send as `Authorization: Bearer <token>`.
+    With authentication on (the default) it also prints a user token for the owner,
+    to sign in to the viewer or send as `Authorization: Bearer <token>`: the one it
+    printed before while that still works, else a new one.
     """
     user = tokens.checked_name(user, InvalidTokenName, "user")  # checked before any write
     lines = _read_sample(sample) if sample else _bundled_sample(provider)
@@ -49,7 +55,7 @@ def demo(provider, sample, session_type, user, as_json):
     with _summary_only():
         sid = _ingest(lines, provider, session_type, user)
     found = sessions.get_session(sid, db.reading())
-    secret = None if current_app.config["AUTH_DISABLED"] else tokens.issue(USER, user, db.writing())[1]
+    secret = None if current_app.config["AUTH_DISABLED"] else _demo_token(user)
     urls = _urls(sid)
     if as_json:
         payload = {"session": schemas.session_schema.dump(found), **urls, "user_token": secret}
@@ -69,6 +75,30 @@ def demo(provider, sample, session_type, user, as_json):
         click.echo(f"          (user {user!r}: sign in to the viewer with it, or send"
                    " `Authorization: Bearer <token>`)")
     click.echo("serve with `gunicorn`; `demo --json` prints the whole session")
+
+
+def _demo_token(user):
+    """`user`'s demo token: the one saved by an earlier demo while it is valid on this
+    database (not revoked, not expired), else a new one, saved (file mode 0600)."""
+    path = Path(current_app.config["DEMO_TOKENS_FILE"]
+                or Path(current_app.instance_path) / DEMO_TOKENS_FILE)
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        saved = {}
+    if not isinstance(saved, dict):
+        saved = {}
+    secret = saved.get(user)
+    caller = tokens.caller_for_secret(secret, db.reading()) if isinstance(secret, str) else None
+    if caller is not None and caller.kind == USER and caller.name == user:
+        return secret
+    secret = tokens.issue(USER, user, db.writing())[1]
+    saved[user] = secret
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump(saved, out)
+    return secret
 
 
 def _ingest(lines, provider, session_type, user):

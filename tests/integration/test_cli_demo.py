@@ -104,8 +104,23 @@ def test_a_sample_that_cannot_be_ingested_is_one_line(runner, rows, tmp_path, co
 
 class TestWithAuthentication:
     @pytest.fixture
-    def app_config(self):
-        return {"AUTH_DISABLED": False}
+    def app_config(self, tmp_path):
+        return {"AUTH_DISABLED": False, "DEMO_TOKENS_FILE": str(tmp_path / "demo-tokens.json")}
+
+    def test_demo_again_prints_the_token_it_printed_before(self, runner, app, rows, tmp_path):
+        first = json.loads(runner.invoke(args=["demo", "--json"]).output)["user_token"]
+        again = json.loads(runner.invoke(args=["demo", "--json"]).output)["user_token"]
+        assert again == first
+        assert rows("SELECT COUNT(*) FROM agent_tokens WHERE kind = 'user'") == [(1,)]
+        assert (tmp_path / "demo-tokens.json").stat().st_mode & 0o777 == 0o600
+        other = json.loads(runner.invoke(args=["demo", "--json", "--user", "erin"]).output)
+        assert other["user_token"] != first  # a token per owner
+
+    def test_a_revoked_demo_token_is_replaced(self, runner, rows):
+        first = json.loads(runner.invoke(args=["demo", "--json"]).output)["user_token"]
+        rows("UPDATE agent_tokens SET revoked_at = '2026-01-01T00:00:00.000000Z'")
+        again = json.loads(runner.invoke(args=["demo", "--json"]).output)["user_token"]
+        assert again != first and again.startswith("tlu_")
 
     def test_demo_prints_a_user_token_that_reads_its_session(self, runner, client, rows):
         result = runner.invoke(args=["demo", "--user", "dana"])

@@ -11,9 +11,10 @@ from app.extensions import db
 
 
 @pytest.fixture
-def plain_app(database_url):
+def plain_app(database_url, tmp_path):
     app = create_app({"TESTING": True, "SQLALCHEMY_DATABASE_URI": database_url,
-                      "SECRET_KEY": "tests-only-secret"})
+                      "SECRET_KEY": "tests-only-secret",
+                      "DEMO_TOKENS_FILE": str(tmp_path / "demo-tokens.json")})
     yield app
     with app.app_context():
         db.engine.dispose()  # the pool's connections close here, not when collected
