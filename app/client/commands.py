@@ -40,7 +40,16 @@ def default_spool():
     return str(Path(state) / "turnlog" / "spool")
 
 
-server_option = click.option("--server", envvar="TURNLOG_SERVER", required=True,
+def _server_given(ctx, param, value):
+    """The server URL; a missing one names both ways to give it (click's own message
+    names the option only)."""
+    if not value and not ctx.resilient_parsing:
+        raise click.UsageError("the turnlog server's URL is needed: --server URL"
+                               " (or TURNLOG_SERVER)", ctx=ctx)
+    return value
+
+
+server_option = click.option("--server", envvar="TURNLOG_SERVER", callback=_server_given,
                              help="the turnlog server's URL (or TURNLOG_SERVER)")
 
 

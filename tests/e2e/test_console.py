@@ -40,11 +40,14 @@ def test_run_needs_a_server_a_token_and_a_command(tmp_path):
     env = {key: value for key, value in os.environ.items()
            if key not in ("TURNLOG_SERVER", "TURNLOG_TOKEN")}
     missing = turnlog("run", "--", "true", env=env)
-    assert missing.returncode == 2 and "--server" in missing.stderr
+    assert missing.returncode == 2 and "--server URL (or TURNLOG_SERVER)" in missing.stderr
+    follow_missing = turnlog("follow", "5e0c2d1e-0000-4000-8000-000000000000", env=env)
+    assert follow_missing.returncode == 2 and "TURNLOG_SERVER" in follow_missing.stderr
     no_command = turnlog("run", "--server", "http://127.0.0.1:9", "--token", "t", env=env)
     assert no_command.returncode == 2 and "COMMAND" in no_command.stderr
     no_token = turnlog("run", "--server", "http://127.0.0.1:9", "--", "true", env=env)
     assert no_token.returncode == 2 and "a token is needed" in no_token.stderr
+    assert "TURNLOG_TOKEN" in no_token.stderr
     two_words = turnlog("run", "--server", "http://127.0.0.1:9", "--token", "a b", "--", "true",
                         env=env)
     assert two_words.returncode == 2 and "not a token" in two_words.stderr
