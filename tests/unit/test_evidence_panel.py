@@ -4,9 +4,9 @@ from app.ui.evidence_panel import evidence_panel
 from app.ui.evidence_panel import summary_line
 
 
-def item(n, turn_id="turn:a", summary=None, exit_code=None, is_error=False):
+def item(n, turn_id="turn:a", summary=None, exit_code=None, is_error=False, command=None):
     return Evidence(id=n, session_id="s1", evidence_id=f"toolu_{n}", turn_id=turn_id,
-                    command=f"cmd {n}", exit_code=exit_code, is_error=is_error,
+                    command=command or f"cmd {n}", exit_code=exit_code, is_error=is_error,
                     event_range=[n, n], output_head="", output_tail="", output_bytes=0,
                     test_summary=summary, created_at="t")
 
@@ -32,3 +32,20 @@ def test_each_command_links_to_its_tool_call_in_the_row_its_turn_wrote():
 
 def test_a_session_that_ran_no_command_has_no_panel():
     assert evidence_panel([], {}) is None
+
+
+
+def test_a_test_command_run_again_counts_by_its_latest_run_only():
+    runs = [item(1, summary=pytest_run(46, 1), command="python -m pytest -q"),
+            item(2, command="sed -i s/a/b/ x.py"),
+            item(3, summary=pytest_run(47, 0), command="python  -m pytest  -q")]
+    assert summary_line(runs) == "3 commands, tests: 47 passed (latest of 2 runs)"
+    panel = evidence_panel(runs, {})
+    assert [row.superseded for row in panel.rows] == [True, False, False]
+
+
+def test_different_test_commands_each_count_by_their_latest_run():
+    runs = [item(1, summary=pytest_run(10, 2), command="pytest a"),
+            item(2, summary=pytest_run(5, 0), command="pytest b"),
+            item(3, summary=pytest_run(12, 0), command="pytest a")]
+    assert summary_line(runs) == "3 commands, tests: 17 passed (latest of 3 runs)"
