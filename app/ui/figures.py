@@ -15,5 +15,11 @@ def header_figures(session):
         "total_tokens": session.total_tokens,
         "transcript_tokens": usage["input_tokens"] + usage["output_tokens"],
         "transcript_cache_tokens": usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"],
-        "transcript_cost": f"${usage['total_cost_usd']:.4f}",
+        "transcript_cost": cost_text(usage["total_cost_usd"]),
     }
+
+
+def cost_text(cost_usd):
+    """"$0.0123", or "n/a" when no cost was reported (Codex and Gemini never report one,
+    and a Claude turn that cost nothing reports none): "$0.0000" would claim it was free."""
+    return f"${cost_usd:.4f}" if cost_usd else "n/a"
