@@ -17,7 +17,9 @@ from pathlib import Path
 import click
 
 from app.client.drivers import CHOICES as DRIVERS
+from app.client.errors import RUNNER_FAILED
 from app.client.errors import ApiError
+from app.client.errors import Misconfigured
 from app.client.errors import Unreachable
 from app.client.http import Client
 from app.client.ids import is_session_id
@@ -26,6 +28,7 @@ from app.client.render import Renderer
 from app.client.runner import RunRequest
 from app.client.runner import run as run_command
 from app.client.sender import MAX_BATCH_FAILURES
+from app.client.server_url import checked_server
 
 PROVIDERS = ("claude", "codex", "gemini")
 SESSION_TYPES = ("chat", "agent", "terminal", "workflow")
@@ -40,13 +43,24 @@ def default_spool():
     return str(Path(state) / "turnlog" / "spool")
 
 
+class ConfigurationError(click.ClickException):
+    """A setting that cannot work (the --server URL): one line naming the fix, exit 125."""
+
+    exit_code = RUNNER_FAILED
+
+
 def _server_given(ctx, param, value):
-    """The server URL; a missing one names both ways to give it (click's own message
-    names the option only)."""
-    if not value and not ctx.resilient_parsing:
+    """The server URL, checked (scheme, host, the root and not an API path); a missing one
+    names both ways to give it (click's own message names the option only)."""
+    if ctx.resilient_parsing:
+        return value
+    if not value:
         raise click.UsageError("the turnlog server's URL is needed: --server URL"
                                " (or TURNLOG_SERVER)", ctx=ctx)
-    return value
+    try:
+        return checked_server(value)
+    except Misconfigured as wrong:
+        raise ConfigurationError(wrong.message) from None
 
 
 server_option = click.option("--server", envvar="TURNLOG_SERVER", callback=_server_given,
@@ -219,10 +233,16 @@ def follow(server, token, token_file, token_fd, raw, session_id):
         sys.stderr.write(text)
         sys.stderr.flush()
 
+    def retrying(reason, delay, tries):
+        if tries == 1 or tries % 10 == 0:
+            err(f"turnlog: {reason}; retrying in {delay:.1f} s (try {tries})\n")
+
     renderer = Renderer(out, err, raw=raw)
     try:
-        for event in Client(server, token).follow(session_id, raw=raw):
+        for event in Client(server, token).follow(session_id, raw=raw, on_retry=retrying):
             renderer.handle(event)
+    except Misconfigured as wrong:
+        raise ConfigurationError(wrong.message) from None
     except ApiError as error:
         raise click.ClickException(f"{error.status} {error.code}: {error.message}") from None
     except Unreachable as error:

@@ -37,6 +37,19 @@ class ApiError(Exception):
         return self.status == 429 or self.status >= 500
 
 
+class Misconfigured(ApiError):
+    """The --server URL cannot be right (no scheme, a path into the API, TLS spoken to a
+    plain-HTTP server, no turnlog behind it): the message names the fix. Never retried;
+    the commands exit RUNNER_FAILED with it."""
+
+    def __init__(self, message, status=0):
+        super().__init__(status, "misconfigured", message)
+        self.args = (message,)
+
+    def __str__(self):
+        return self.message
+
+
 class RunnerFailed(Exception):
     """A refusal that retrying cannot fix; the message says what to change."""
 

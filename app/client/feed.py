@@ -22,9 +22,10 @@ READ_TIMEOUT_SECONDS = 45
 
 
 def follow(client, session_id, *, after=None, raw=False, stop_at_end=True, backoff=None,
-           sleep=time.sleep):
-    """Yield `Event`s of the session; returns after `end` (unless not `stop_at_end`)."""
-    backoff = backoff or Backoff()
+           sleep=time.sleep, on_retry=None):
+    """Yield `Event`s of the session; returns after `end` (unless not `stop_at_end`).
+    `on_retry(reason, delay, tries)`, if given, hears of each failed try before its wait."""
+    retry = _Retry(backoff or Backoff(), sleep, on_retry)
     endpoint = "stream" if raw else "events"
     cursor = None if after is None else str(after)
     while True:
@@ -37,12 +38,12 @@ def follow(client, session_id, *, after=None, raw=False, stop_at_end=True, backo
                 continue
             if not err.transient:
                 raise
-            sleep(backoff.next_delay(err.retry_after))
+            retry.wait(f"{err.status} {err.code}", err.retry_after)
             continue
-        except Unreachable:
-            sleep(backoff.next_delay())
+        except Unreachable as err:
+            retry.wait(str(err))
             continue
-        backoff.reset()
+        retry.reset()
         try:
             for event in _events(response):
                 if cursor is not None and event.id is not None and not _after(event.id, cursor):
@@ -56,6 +57,25 @@ def follow(client, session_id, *, after=None, raw=False, stop_at_end=True, backo
             pass  # dropped mid-stream: resume from the cursor
         finally:
             response.close()
+
+
+class _Retry:
+    """The waits between failed tries, each told to `on_retry` first (if given)."""
+
+    def __init__(self, backoff, sleep, on_retry):
+        self.backoff, self.sleep, self.on_retry = backoff, sleep, on_retry
+        self.tries = 0
+
+    def wait(self, reason, retry_after=None):
+        self.tries += 1
+        delay = self.backoff.next_delay(retry_after)
+        if self.on_retry is not None:
+            self.on_retry(reason, delay, self.tries)
+        self.sleep(delay)
+
+    def reset(self):
+        self.backoff.reset()
+        self.tries = 0
 
 
 def _events(response):

@@ -13,6 +13,10 @@ import urllib3
 from app.client import feed
 from app.client.errors import ApiError
 from app.client.errors import Unreachable
+from app.client.server_url import checked_server
+from app.client.server_url import misconfigured_answer
+from app.client.server_url import misconfigured_by
+from app.client.server_url import unreachable_reason
 
 API = "/api/remote/sessions"
 TIMEOUT_SECONDS = 30
@@ -22,7 +26,7 @@ class Client:
     """Calls on one turnlog server with one token (runner, session write token or user)."""
 
     def __init__(self, server, token=None, timeout=TIMEOUT_SECONDS):
-        self.server = server.rstrip("/")
+        self.server = checked_server(server)
         self.token = token
         self.timeout = timeout
         self.http = requests.Session()
@@ -95,10 +99,11 @@ class Client:
             if not after:
                 return
 
-    def follow(self, session_id, *, after=None, raw=False, stop_at_end=True):
+    def follow(self, session_id, *, after=None, raw=False, stop_at_end=True, on_retry=None):
         """The session's live events (`/events`, or `/stream` when `raw` or the server has no
         `/events`), resumed with Last-Event-ID after a dropped connection; see app.client.feed."""
-        return feed.follow(self, session_id, after=after, raw=raw, stop_at_end=stop_at_end)
+        return feed.follow(self, session_id, after=after, raw=raw, stop_at_end=stop_at_end,
+                           on_retry=on_retry)
 
     def viewer_url(self, session_id):
         return f"{self.server}/sessions/{session_id}"
@@ -109,9 +114,9 @@ class Client:
             response = self.http.request(method, self.server + path, json=body, params=params,
                                          timeout=self.timeout)
         except requests.RequestException as err:
-            raise Unreachable(f"{method} {path}: {err}", reached(err)) from err
+            raise self._failure(err, f"{method} {path}") from err
         if response.status_code >= 400:
-            raise error_of(response)
+            raise error_of(response, self.server)
         return response.json()
 
     def open_stream(self, path, last_event_id=None, read_timeout=None):
@@ -123,11 +128,19 @@ class Client:
             response = self.http.get(self.server + path, headers=headers, stream=True,
                                      timeout=(self.timeout, read_timeout))
         except requests.RequestException as err:
-            raise Unreachable(f"GET {path}: {err}", reached(err)) from err
+            raise self._failure(err, f"GET {path}") from err
         if response.status_code >= 400:
             with response:
-                raise error_of(response)
+                raise error_of(response, self.server)
         return response
+
+    def _failure(self, err, request):
+        """Misconfigured when the failure means the URL is wrong, else Unreachable."""
+        wrong = misconfigured_by(err, self.server)
+        if wrong is not None:
+            return wrong
+        return Unreachable(f"cannot reach {self.server}: {unreachable_reason(err, self.timeout)}"
+                           f" ({request})", reached(err))
 
 
 def reached(err):
@@ -143,12 +156,16 @@ def reached(err):
     return isinstance(err, (requests.Timeout, requests.exceptions.ChunkedEncodingError))
 
 
-def error_of(response):
-    """The ApiError of an error answer (a proxy's HTML page too)."""
+def error_of(response, server=None):
+    """The ApiError of an error answer (a proxy's HTML page too); Misconfigured when an
+    answer that is not turnlog's says the URL is wrong."""
     try:
         envelope = response.json()["error"]
         code, message, details = envelope["code"], envelope["message"], envelope.get("details")
     except (ValueError, KeyError, TypeError):
+        wrong = misconfigured_answer(response, server) if server else None
+        if wrong is not None:
+            return wrong
         code, message, details = f"http_{response.status_code}", response.reason or "", None
     return ApiError(response.status_code, code, message, details,
                     retry_after(response.headers.get("Retry-After")))

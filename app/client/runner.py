@@ -192,7 +192,7 @@ def _session(client, request, sender):
         except SpoolError as err:
             raise RunnerFailed(str(err)) from None
         return Opened(request.session_id, client, spool, state)
-    opened = sender.retrying("opening a session", lambda: client.open_session(
+    opened = sender.retrying("opening a session (the agent has not started)", lambda: client.open_session(
         request.session_type, provider=request.provider, user_id=request.user_id,
         context=request.context))
     session_id = opened.get("session", {}).get("session_id")

@@ -19,6 +19,7 @@ import time
 from app.client.backoff import Backoff
 from app.client.errors import ApiError
 from app.client.errors import BatchGivenUp
+from app.client.errors import Misconfigured
 from app.client.errors import RunnerFailed
 from app.client.errors import Unreachable
 
@@ -107,6 +108,8 @@ class Sender:
 
     def explain(self, what, err):
         """One message for a refusal, naming what to fix."""
+        if isinstance(err, Misconfigured):
+            return f"{what}: {err.message}"
         details = err.details
         if err.status == 401:
             return (f"{what}: the server refused the {self.token_name} ({err.code}: {err.message});"
