@@ -25,6 +25,7 @@ from app.client.http import Client
 from app.client.ids import is_session_id
 from app.client.interactive import STOP_GRACE_SECONDS
 from app.client.render import Renderer
+from app.client.render import header
 from app.client.runner import RunRequest
 from app.client.runner import run as run_command
 from app.client.sender import MAX_BATCH_FAILURES
@@ -217,6 +218,16 @@ def run(server, token, token_file, token_fd, session_type, workflow_id, provider
     sys.exit(run_command(Client(server, token), request))
 
 
+def _print_header(client, session_id, err):
+    """Say which session this is (on stderr, so stdout stays the transcript); skipped
+    when the server cannot be reached yet: following says so while it retries."""
+    try:
+        session = client.get_session(session_id)
+    except Unreachable:
+        return
+    err(f"turnlog: {header(session)}\n")
+
+
 @click.command("follow")
 @server_option
 @token_options
@@ -238,8 +249,11 @@ def follow(server, token, token_file, token_fd, raw, session_id):
             err(f"turnlog: {reason}; retrying in {delay:.1f} s (try {tries})\n")
 
     renderer = Renderer(out, err, raw=raw)
+    client = Client(server, token)
     try:
-        for event in Client(server, token).follow(session_id, raw=raw, on_retry=retrying):
+        if not raw:  # raw stderr is the agent's stderr lines, as posted
+            _print_header(client, session_id, err)
+        for event in client.follow(session_id, raw=raw, on_retry=retrying):
             renderer.handle(event)
     except Misconfigured as wrong:
         raise ConfigurationError(wrong.message) from None

@@ -46,11 +46,12 @@ def test_follow_prints_the_session_live_and_the_same_as_a_replay(tmp_path):
         live = follow(server, user, sid)
         run.communicate(timeout=DEADLINE)
         assert run.returncode == 3
-        live_out, _ = output(live)
+        live_out, live_err = output(live)
         replay_out, _ = output(follow(server, user, sid))
     assert live_out == replay_out
     assert live_out.count("line 1 of turn 0") == 1
-    assert "> Bash(echo 2)\n  = out 3 (+1 lines)\n" in live_out
+    assert "> Bash(echo 2)\n  = out 3\n  = more 3\n" in live_out
+    assert live_err.startswith(f"turnlog: session {sid}: agent, claude, ")  # the header
     assert live_out.endswith("[session failed, exit code 3]\n")
     assert '"type"' not in live_out  # no raw JSON in the terminal view
 

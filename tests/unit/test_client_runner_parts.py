@@ -197,7 +197,41 @@ def test_follow_prints_streamed_text_once_a_line_per_tool_call_and_results_colla
                              "block": {"type": "tool_result", "content": "a\nb\nc"}}),
         ("end", {"status": "failed", "exit_code": 3}),
     ])
-    assert text == "Hello world\n> Bash(ls -la)\n  = a (+2 lines)\n[session failed, exit code 3]\n"
+    assert text == ("Hello world\n> Bash(ls -la)\n  = a\n  = b\n  = c\n"
+                    "[session failed, exit code 3]\n")
+
+
+def tool(name, arguments, result, is_error=False):
+    return [("block.completed", {"turn_id": "t", "block_id": "u", "kind": "tool_use",
+                                 "block": {"type": "tool_use", "name": name, "input": arguments}}),
+            ("block.completed", {"turn_id": "t", "block_id": "r", "kind": "tool_result",
+                                 "block": {"type": "tool_result", "content": result,
+                                           "is_error": is_error}})]
+
+
+def test_follow_names_a_call_by_its_main_argument():
+    text = render(tool("Bash", {"command": "python -m pytest -q", "description": "run tests"}, "ok")
+                  + tool("Edit", {"file_path": "app.py", "old_string": "a", "new_string": "b"}, "ok"))
+    assert text.splitlines()[0] == "> Bash(python -m pytest -q)"
+    assert text.splitlines()[2] == "> Edit(app.py)"
+
+
+def test_follow_keeps_the_last_meaningful_lines_of_a_long_result():
+    output = "\n".join(["============ test session starts ============", *(f"line {n}" for n in range(40)),
+                        "FAILED tests/test_x.py::test_a - assert 1 == 2", "",
+                        "======= 1 failed, 40 passed in 0.52s =======", "========"])
+    lines = render(tool("Bash", {"command": "pytest"}, output, is_error=True)).splitlines()
+    assert lines[1:] == ["  = ... (+40 earlier lines)",
+                         "  = error: line 39",
+                         "  = FAILED tests/test_x.py::test_a - assert 1 == 2",
+                         "  = 1 failed, 40 passed in 0.52s"]
+
+
+def test_follow_header_names_the_session_its_kind_agent_and_status():
+    from app.client.render import header
+    assert header({"session_id": "s1", "session_type": "agent", "provider": "claude",
+                   "status": "failed", "exit_code": 2, "machine": "m1", "user_id": "alice"}) == (
+        "session s1: agent, claude, failed (exit code 2); machine m1, owner alice")
 
 
 def test_follow_raw_prints_the_payload_lines():
