@@ -22,6 +22,7 @@ from app.client.errors import ApiError
 from app.client.errors import Misconfigured
 from app.client.errors import Unreachable
 from app.client.http import Client
+from app.client.http import checked_server
 from app.client.ids import is_session_id
 from app.client.interactive import STOP_GRACE_SECONDS
 from app.client.render import Renderer
@@ -29,7 +30,6 @@ from app.client.render import header
 from app.client.runner import RunRequest
 from app.client.runner import run as run_command
 from app.client.sender import MAX_BATCH_FAILURES
-from app.client.server_url import checked_server
 
 PROVIDERS = ("claude", "codex", "gemini")
 SESSION_TYPES = ("chat", "agent", "terminal", "workflow")

@@ -1,11 +1,11 @@
-"""The --server URL checks and the plain words for a failed request (app/client/server_url.py)."""
+"""The --server URL checks and the plain words for a failed request (the URL checks of app/client/http.py)."""
 import pytest
 import requests
 
 from app.client.errors import Misconfigured
-from app.client.server_url import checked_server
-from app.client.server_url import misconfigured_by
-from app.client.server_url import unreachable_reason
+from app.client.http import checked_server
+from app.client.http import misconfigured_by
+from app.client.http import unreachable_reason
 
 
 @pytest.mark.parametrize("url, root", [
