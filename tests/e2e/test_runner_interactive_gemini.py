@@ -8,6 +8,7 @@ and fold to the rows the agent's turns were: the prompts applied where the agent
 the permission requests announced, the interrupted turn marked."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -47,17 +48,20 @@ def world(tmp_path):
         yield model, turnlog, agent, tmp_path
 
 
-def start(world, *extra):
+def start(world, *extra, session=None):
     """The runner, with the CLI started as a program named `gemini` (the auto driver's rule)
     and no --provider (the driver's provider is taken)."""
     _, turnlog, agent, tmp_path = world
     program = tmp_path / "bin" / "gemini"
     program.parent.mkdir(exist_ok=True)
-    program.symlink_to(agent.command[-1])
+    if not program.exists():
+        program.symlink_to(agent.command[-1])
     (tmp_path / "token").write_text("tlr_fake\n")
     env = {**agent.env, "PATH": f"{Path(agent.command[0]).parent}{os.pathsep}{agent.env['PATH']}"}
     args = [TURNLOG, "run", "--server", turnlog.base, "--token-file", str(tmp_path / "token"),
             "--spool", str(tmp_path / "spool"), "--interactive", "--stop-grace", "5", *extra]
+    if session:
+        args += ["--session", session]
     return subprocess.Popen([*args, "--", str(program), "--model", clis.GEMINI_MODEL],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             cwd=agent.cwd)
@@ -190,3 +194,56 @@ def fold_through_the_server(client, server, lines, inputs):
     assert [data["tool_name"] for data in requested] == ["run_shell_command", "write_file"]
     completed = [data for name, _, data in events if name == "turn.completed"]
     assert [bool(data.get("interrupted")) for data in completed] == [False, False, False, True, False]
+
+
+def test_a_stop_during_a_running_turn_ends_the_real_gemini_cli_and_completes_the_session(world):
+    _, turnlog, _, _ = world
+    state = turnlog.state
+    proc = start(world, "--prompt", PROMPTS["slow"])
+    try:
+        seen(state, of_type("message", role="assistant"), "the slow answer's first piece")
+        started = time.monotonic()
+        stop = state.push("stop", requested_by="alice")
+        _, err = proc.communicate(timeout=DEADLINE)
+        took = time.monotonic() - started
+    finally:
+        reap(proc)
+    assert state.acks[stop] == {"outcome": "done"}
+    assert state.completed == {"exit_code": proc.returncode}, err
+    assert proc.returncode == 0, err  # the end of its stdin ends it, mid-turn too
+    assert took < 3  # cancelled, not finished: well before the grace period ran out
+    record("interactive, real Gemini CLI", stop_mid_turn_to_exit_ms=round(took * 1000))
+
+
+def test_a_killed_runner_resumed_loads_the_same_gemini_session_with_its_history(world):
+    model, turnlog, _, _ = world
+    state = turnlog.state
+    proc = start(world, "--prompt", PROMPTS["plain"])
+    try:
+        seen(state, of_type("result", status="success"), "the first result")
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=DEADLINE)
+    finally:
+        reap(proc)
+    first = next(line for line in state.stdout_json() if line["type"] == "init")["session_id"]
+    before = len(state.stdout_json())
+
+    resumed = start(world, "--prompt", PROMPTS["plain"], session=state.session_id)
+    try:
+        # the load waits for the next minute (the CLI's bug, FORMATS B4): up to ~61 s
+        at, init = seen(state, of_type("init"), "the resumed session's init", before)
+        assert init["session_id"] == first
+        state.push("input", input_id=1, uuid="6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c9d",
+                   content=PROMPTS["permission"])
+        seen(state, of_type("turnlog.permission_request"), "the resumed turn's request", at)
+        state.push("stop", requested_by="alice")
+        _, err = resumed.communicate(timeout=DEADLINE)
+    finally:
+        reap(resumed)
+    assert resumed.returncode == 0, err
+    later = state.stdout_json()[before:]
+    # the history the load replays is not posted again, and the --prompt is not sent again
+    assert [line["type"] for line in later[:3]] == ["init", "turnlog.user", "tool_use"]
+    with model.lock:
+        contents = json.dumps(model.model_calls()[-1]["body"]["contents"])
+    assert PROMPTS["plain"] in contents and "This is a plain answer." in contents

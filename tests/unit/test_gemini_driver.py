@@ -278,3 +278,17 @@ def test_a_tool_call_without_a_name_in_its_id_is_named_by_its_kind_and_its_title
                                                      "content": {"type": "text", "text": "# hi"}}]})
     assert [(json.loads(line)["type"], json.loads(line).get("output")) for line in lines] == [
         ("tool_use", None), ("tool_result", "# hi")]
+
+
+def test_a_stop_cancels_the_running_turn_before_it_ends_the_agents_input():
+    made, stdin, posted = ready()
+    made.send("u-1", "go")
+    made.send("u-2", "never sent")
+    made.close_stdin()
+    assert stdin.closed
+    written = stdin.lines()
+    assert written[-1] == {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s-1"}}
+    assert [m["params"]["prompt"][0]["text"] for m in written if m.get("method") == "session/prompt"] \
+        == ["go"]
+    made.close_stdin()  # twice: nothing more
+    assert stdin.lines() == written

@@ -99,11 +99,19 @@ class GeminiDriver(Driver):
         with self._lock:
             if self._turn is None:
                 raise DriveFailed("no turn is running")
-            self._turn["interrupted"] = True
-            for request_id, ask in list(self._asks.items()):
-                self._withdraw(request_id, ask)
-            self.write(_wire({"jsonrpc": "2.0", "method": "session/cancel",
-                              "params": {"sessionId": self.agent_session_id}}))
+            self._cancel()
+
+    def close_stdin(self):
+        """A stop: the running turn is cancelled first (at the end of its input the CLI
+        would finish the turn before it exits), then the input ends."""
+        with self._lock:
+            self._queue.clear()
+            if self._turn is not None and not self._turn["interrupted"]:
+                try:
+                    self._cancel()
+                except DriveFailed:
+                    pass  # its stdin is closed already
+        super().close_stdin()
 
     def on_line(self, text):
         try:
@@ -234,6 +242,13 @@ class GeminiDriver(Driver):
                     "sessionId": self.resume_id, "cwd": self._cwd(), "mcpServers": []})
             except DriveFailed:
                 pass  # the agent went away meanwhile: its exit ends the run
+
+    def _cancel(self):
+        self._turn["interrupted"] = True
+        for request_id, ask in list(self._asks.items()):
+            self._withdraw(request_id, ask)
+        self.write(_wire({"jsonrpc": "2.0", "method": "session/cancel",
+                          "params": {"sessionId": self.agent_session_id}}))
 
     def _withdraw(self, request_id, ask):
         self._asks.pop(request_id, None)
