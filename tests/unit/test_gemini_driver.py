@@ -6,8 +6,13 @@ resumed session's load and the agent's other requests."""
 import json
 from pathlib import Path
 
+import click
 import pytest
+from click.core import ParameterSource
+from click.testing import CliRunner
 
+from app.client.commands import driven_provider
+from app.client.commands import run
 from app.client.drivers import DriveFailed
 from app.client.drivers import driver_for
 from app.client.drivers.acp import Translator
@@ -292,3 +297,15 @@ def test_a_stop_cancels_the_running_turn_before_it_ends_the_agents_input():
         == ["go"]
     made.close_stdin()  # twice: nothing more
     assert stdin.lines() == written
+
+
+def test_an_interactive_gemini_run_posts_as_gemini_unless_another_provider_was_asked_for():
+    with click.Context(run) as context:
+        context.set_parameter_source("provider", ParameterSource.DEFAULT)
+        assert driven_provider("auto", ("gemini",), "claude") == "gemini"
+        assert driven_provider("auto", ("claude",), "claude") == "claude"
+        assert driven_provider("generic", ("gemini",), "codex") == "codex"
+    refused = CliRunner().invoke(run, ["--server", "http://127.0.0.1:9", "--token", "t",
+                                       "--interactive", "--provider", "claude", "--", "gemini"])
+    assert refused.exit_code == 2
+    assert "the gemini driver posts gemini lines: --provider gemini" in refused.output
