@@ -19,6 +19,7 @@ from app.client.drivers.acp import Translator
 from app.client.drivers.acp import tool_input
 from app.client.drivers.acp import tool_name
 from app.client.drivers.gemini import GeminiDriver
+from app.client.drivers.gemini import session_started
 from app.client.errors import RunnerFailed
 from app.providers.gemini import parse_line
 from app.transcript.event_types import IGNORED
@@ -215,13 +216,14 @@ def test_updates_outside_a_turn_are_not_posted_and_other_requests_are_refused():
 
 def test_a_resumed_session_is_loaded_in_a_later_minute_and_inputs_wait_for_it():
     timers = Timers()
-    made = GeminiDriver(clock=lambda: 1_800_000_010.0, timer=timers, cwd=CWD)
+    made = GeminiDriver(clock=lambda: 1_800_000_010.0, timer=timers, cwd=CWD,
+                        find_start=lambda session_id: None)
     assert made.command(["gemini"], resume_id="s-old") == (["gemini", "--acp"], ["--acp"])
     stdin, posted = Stdin(), []
     made.bind(stdin, posted.append)
     agent_says(made, {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": 1}})
     [(wait, load)] = timers.made
-    assert 50 < wait <= 60.5  # 10 s into a minute: the next one starts 50 s later
+    assert wait == 50.5  # when it started is unknown: 10 s into a minute, the next is 50 s away
     made.send("u-1", "carry on")
     assert [m["method"] for m in stdin.lines()] == ["initialize"]
     load()
@@ -235,7 +237,8 @@ def test_a_resumed_session_is_loaded_in_a_later_minute_and_inputs_wait_for_it():
 
 def test_a_session_that_cannot_be_loaded_goes_on_as_a_new_one_and_says_so():
     timers = Timers()
-    made = GeminiDriver(clock=lambda: 1_800_000_000.0, timer=timers, cwd=CWD)
+    made = GeminiDriver(clock=lambda: 1_800_000_000.0, timer=timers, cwd=CWD,
+                        find_start=lambda session_id: None)
     made.command(["gemini"], resume_id="s-gone")
     stdin, posted = Stdin(), []
     made.bind(stdin, posted.append)
@@ -309,3 +312,34 @@ def test_an_interactive_gemini_run_posts_as_gemini_unless_another_provider_was_a
                                        "--interactive", "--provider", "claude", "--", "gemini"])
     assert refused.exit_code == 2
     assert "the gemini driver posts gemini lines: --provider gemini" in refused.output
+
+
+def test_the_start_minute_is_the_latest_one_the_sessions_files_are_named_by(tmp_path):
+    chats = tmp_path / ".gemini" / "tmp" / "work" / "chats"
+    chats.mkdir(parents=True)
+    for name in ("session-2027-01-15T08-00-4d2e0aba.json", "session-2027-01-15T08-30-4d2e0aba.jsonl",
+                 "session-2027-01-15T09-00-ffffffff.jsonl", "session-garbage-4d2e0aba.jsonl"):
+        (chats / name).write_text("{}")
+    env = {"GEMINI_CLI_HOME": str(tmp_path)}
+    assert session_started("4d2e0aba-4075-48b6-b48e-65a16299a051", env) == 1_800_001_800.0  # 08:30 UTC
+    assert session_started("0badc0de-0000-4000-8000-000000000000", env) is None
+    assert session_started("4d2e0aba-4075", {"HOME": str(tmp_path / "elsewhere")}) is None
+
+
+@pytest.mark.parametrize("started, waits", [
+    (1_800_000_000.0 - 120, None),  # two minutes ago: loaded at once
+    (1_800_000_000.0, 20.5),  # this minute (40 s in): after the next one begins
+])
+def test_a_known_start_minute_decides_whether_the_load_waits(started, waits):
+    timers = Timers()
+    made = GeminiDriver(clock=lambda: 1_800_000_040.0, timer=timers, cwd=CWD,
+                        find_start=lambda session_id: started)
+    made.command(["gemini"], resume_id="s-old")
+    stdin = Stdin()
+    made.bind(stdin, [].append)
+    agent_says(made, {"jsonrpc": "2.0", "id": 1, "result": {}})
+    if waits is None:
+        assert timers.made == [] and stdin.lines()[-1]["method"] == "session/load"
+    else:
+        assert [wait for wait, _ in timers.made] == [waits]
+        assert stdin.lines()[-1]["method"] == "initialize"

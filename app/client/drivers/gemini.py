@@ -12,11 +12,14 @@ its reject option on a deny. `interrupt` is `session/cancel` (pending requests a
 `emit` under the driver's lock so that they keep the order things happened in, and the
 protocol's own lines are not posted.
 """
+import glob
 import itertools
 import json
 import os
 import threading
 import time
+from datetime import datetime
+from datetime import timezone
 
 from app.client.drivers.acp import Translator
 from app.client.drivers.acp import dumps
@@ -39,10 +42,11 @@ class GeminiDriver(Driver):
     provider = "gemini"
     controls = ("send", "permissions", "interrupt", "stop")
 
-    def __init__(self, clock=time.time, timer=threading.Timer, cwd=None):
+    def __init__(self, clock=time.time, timer=threading.Timer, cwd=None, find_start=None):
         super().__init__()
         self.clock = clock
         self.timer = timer  # a resumed session is loaded after a wait (see _load_later)
+        self.find_start = find_start or session_started
         self.cwd = cwd
         self.lines = Translator(clock)
         self.resume_id = None
@@ -224,13 +228,18 @@ class GeminiDriver(Driver):
         self._request("session/new", "session/new", {"cwd": self._cwd(), "mcpServers": []})
 
     def _load_later(self):
-        """Load the session once the wall clock is in a later minute than now: Gemini CLI
-        0.61 names a session's file by the minute it starts, and a load in the minute the
-        session started overwrites its history (FORMATS B4). When it started is not known
-        here (an earlier run), only that it was before now."""
+        """Load the session once the wall clock is past the minute it started in: Gemini
+        CLI 0.61 names a session's file by that minute, and a load within it overwrites
+        the history (FORMATS B4). The minute is read from the files' names when they are
+        found; else all that is known is that it started before now."""
         self.agent_session_id = self.resume_id
         self._loading = True
-        wait = 60.0 - (self.clock() % 60.0) + 0.5
+        now = self.clock()
+        started = self.find_start(self.resume_id)
+        minute = started if started is not None else now - now % 60.0
+        wait = minute + 60.0 + 0.5 - now
+        if wait <= 0:
+            return self._load()
         loader = self.timer(wait, self._load)
         loader.daemon = True
         loader.start()
@@ -276,6 +285,27 @@ class GeminiDriver(Driver):
 
     def _cwd(self):
         return self.cwd or os.getcwd()
+
+
+def session_started(session_id, environ=os.environ):
+    """The latest minute (its start, seconds since the epoch) a file of Gemini CLI's
+    session `session_id` is named by: `<GEMINI_CLI_HOME or HOME>/.gemini/tmp/<project>/
+    chats/session-<YYYY-MM-DDTHH-MM>-<id8>.json[l]` (a load makes one more, named by its own
+    minute); None when there is none."""
+    home = environ.get("GEMINI_CLI_HOME") or environ.get("HOME")
+    if not home or not session_id:
+        return None
+    pattern = os.path.join(glob.escape(home), ".gemini", "tmp", "*", "chats",
+                           f"session-*-{glob.escape(session_id[:8])}.json*")
+    minutes = []
+    for path in glob.glob(pattern):
+        stamp = os.path.basename(path)[len("session-"):][:16]
+        try:
+            minutes.append(datetime.strptime(stamp, "%Y-%m-%dT%H-%M").replace(
+                tzinfo=timezone.utc).timestamp())
+        except ValueError:
+            continue
+    return max(minutes, default=None)
 
 
 def _option(options, kinds):
