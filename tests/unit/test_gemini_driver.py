@@ -343,3 +343,22 @@ def test_a_known_start_minute_decides_whether_the_load_waits(started, waits):
     else:
         assert [wait for wait, _ in timers.made] == [waits]
         assert stdin.lines()[-1]["method"] == "initialize"
+
+
+def test_an_input_the_agent_cannot_take_any_more_fails_and_posts_no_prompt_line():
+    made, stdin, posted = ready()
+    stdin.close()
+    with pytest.raises(DriveFailed, match="stdin is closed"):
+        made.send("u-1", "too late")
+    assert [json.loads(line)["type"] for line in posted] == ["init"]
+
+
+def test_an_allow_the_request_has_no_option_for_is_a_cancel_and_closes_the_call():
+    made, stdin, posted = ready()
+    made.send("u-1", "go")
+    agent_says(made, {"jsonrpc": "2.0", "id": 5, "method": "session/request_permission", "params": {
+        "sessionId": "s-1", "options": [{"optionId": "no", "kind": "reject_once"}],
+        "toolCall": {"toolCallId": "t__1", "title": "x", "kind": "other"}}})
+    made.answer("t__1", "allow")
+    assert stdin.lines()[-1]["result"] == {"outcome": {"outcome": "cancelled"}}
+    assert json.loads(posted[-1])["type"] == "tool_result"

@@ -53,7 +53,7 @@ class GeminiDriver(Driver):
         self.failed = None  # why the agent cannot be driven, once it cannot
         self._lock = threading.RLock()
         self._ids = itertools.count(1)
-        self._calls = {}  # our request id -> what it was ("initialize", "session", "prompt")
+        self._calls = {}  # our request id -> "initialize", "session/new", "session/load", "prompt"
         self._queue = []  # (uuid, content) not sent yet
         self._turn = None  # the running prompt: {"id", "started", "interrupted"}
         self._asks = {}  # request_id -> {"rpc_id", "options", "tool_call"}
@@ -91,7 +91,7 @@ class GeminiDriver(Driver):
             kinds = ("allow_once", "allow_always") if behavior == "allow" else \
                 ("reject_once", "reject_always")
             option = _option(ask["options"], kinds)
-            if behavior != "allow":
+            if behavior != "allow" or option is None:
                 # the CLI says nothing of a rejected call: its end is the driver's to write
                 self._emit(self.lines.tool_result(
                     ask["tool_call"], error=f"denied: {message}" if message else "denied"))
@@ -214,10 +214,12 @@ class GeminiDriver(Driver):
         if self._turn is not None or not self._queue or not self._ready():
             return
         uuid, content = self._queue.pop(0)
-        self.lines.new_turn()
-        self._emit([dumps({"type": "turnlog.user", "uuid": uuid, "content": content})])
         rpc_id = self._request("prompt", "session/prompt", {
             "sessionId": self.agent_session_id, "prompt": [{"type": "text", "text": content}]})
+        # posted once written (a prompt that never reached the agent is no row), and still
+        # before anything the agent answers: its lines are read under the same lock
+        self.lines.new_turn()
+        self._emit([dumps({"type": "turnlog.user", "uuid": uuid, "content": content})])
         self._turn = {"id": rpc_id, "started": self.clock(), "interrupted": False}
 
     def _ready(self):
