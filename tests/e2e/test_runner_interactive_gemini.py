@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from app.client import usage
 from app.core.inputs import input_uuid
 from app.db import writing
 from app.services import tokens
@@ -167,14 +168,28 @@ def test_the_real_gemini_cli_takes_prompts_permissions_an_interrupt_and_a_stop(w
     fold_through_the_server(client, server, state.stdout(), inputs)
 
 
+def parsed(text):
+    try:
+        line = json.loads(text)
+    except ValueError:
+        return {}
+    return line if isinstance(line, dict) else {}
+
+
 def fold_through_the_server(client, server, lines, inputs):
-    """The runner's lines, ingested by the real server, are the agent's turns as rows."""
+    """The runner's lines, ingested by the real server, are the agent's turns as rows, and
+    the usage the runner reads from them is the CLI's own."""
     chunks = [{"seq": n, "data": line} for n, line in enumerate(lines)]
-    posted = client.post(f"{SESSIONS}/{server['sid']}/output", json={"chunks": chunks},
+    reports = [report for n, line in enumerate(lines) if (report := usage.report_for("gemini", n, line))]
+    posted = client.post(f"{SESSIONS}/{server['sid']}/output", json={"chunks": chunks, "usage": reports},
                          headers=bearer(server["runner"]))
     assert posted.status_code == 200, posted.get_json()
     session = client.get(f"{SESSIONS}/{server['sid']}", headers=bearer(server["alice"])).get_json()["session"]
     assert session["pending_inputs"] == []  # each applied by its turnlog.user line
+    ends = [line["stats"] for line in map(parsed, lines) if line.get("type") == "result"]
+    assert len(ends) == 4 and all(end["input_tokens"] > 0 for end in ends)  # none for the interrupted
+    assert (session["total_input_tokens"], session["total_output_tokens"]) == (
+        sum(end["input_tokens"] for end in ends), sum(end["output_tokens"] for end in ends))
     messages = client.get(f"{SESSIONS}/{server['sid']}/messages",
                           headers=bearer(server["alice"])).get_json()["messages"]
     users = [m for m in messages if m["role"] == "user"]
@@ -196,23 +211,31 @@ def fold_through_the_server(client, server, lines, inputs):
     assert [bool(data.get("interrupted")) for data in completed] == [False, False, False, True, False]
 
 
-def test_a_stop_during_a_running_turn_ends_the_real_gemini_cli_and_completes_the_session(world):
+@pytest.mark.parametrize("how", ["stop command", "ctrl-c"])
+def test_a_stop_during_a_running_turn_ends_the_real_gemini_cli_and_completes_the_session(world, how):
     _, turnlog, _, _ = world
     state = turnlog.state
     proc = start(world, "--prompt", PROMPTS["slow"])
     try:
         seen(state, of_type("message", role="assistant"), "the slow answer's first piece")
         started = time.monotonic()
-        stop = state.push("stop", requested_by="alice")
+        if how == "ctrl-c":
+            proc.send_signal(signal.SIGINT)
+        else:
+            stop = state.push("stop", requested_by="alice")
         _, err = proc.communicate(timeout=DEADLINE)
         took = time.monotonic() - started
     finally:
         reap(proc)
-    assert state.acks[stop] == {"outcome": "done"}
+    if how == "ctrl-c":
+        assert "stopping the agent (asked by this terminal)" in err
+    else:
+        assert state.acks[stop] == {"outcome": "done"}
     assert state.completed == {"exit_code": proc.returncode}, err
     assert proc.returncode == 0, err  # the end of its stdin ends it, mid-turn too
     assert took < 3  # cancelled, not finished: well before the grace period ran out
-    record("interactive, real Gemini CLI", stop_mid_turn_to_exit_ms=round(took * 1000))
+    record("interactive, real Gemini CLI", **{f"{how.replace(' ', '_').replace('-', '_')}"
+                                              "_mid_turn_to_exit_ms": round(took * 1000)})
 
 
 def test_a_killed_runner_resumed_loads_the_same_gemini_session_with_its_history(world):
