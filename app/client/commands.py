@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from app.client.drivers import CHOICES as DRIVERS
+from app.client.drivers import driver_for
 from app.client.errors import RUNNER_FAILED
 from app.client.errors import ApiError
 from app.client.errors import Misconfigured
@@ -180,8 +181,8 @@ def check_session_id(_context, _param, value):
                    " answers, interrupts and stops from the viewer or the API (docs/control.md)")
 @click.option("--prompt", default=None, help="the first prompt of an interactive run")
 @click.option("--driver", type=click.Choice(DRIVERS), default="auto", show_default=True,
-              help="how the interactive agent is driven (auto: claude for a `claude` command,"
-                   " generic for any other)")
+              help="how the interactive agent is driven (auto: claude or gemini for a command"
+                   " of that name, generic for any other)")
 @click.option("--stop-grace", envvar="TURNLOG_STOP_GRACE_SECONDS",
               type=click.FloatRange(min=0), default=STOP_GRACE_SECONDS, show_default=True,
               help="seconds a stopped agent gets after its stdin closes, and again after"
@@ -198,6 +199,8 @@ def run(server, token, token_file, token_fd, session_type, workflow_id, provider
         raise click.UsageError("--workflow-id goes with --session-type workflow")
     if not interactive and (prompt is not None or driver != "auto"):
         raise click.UsageError("--prompt and --driver go with --interactive")
+    if interactive:
+        provider = driven_provider(driver, command, provider)
     token, source = read_token(token, token_file, token_fd)
     args = ["--server", server, "--provider", provider, "--spool", spool_dir,
             "--max-batch-failures", str(max_batch_failures)]
@@ -216,6 +219,19 @@ def run(server, token, token_file, token_fd, session_type, workflow_id, provider
         max_batch_failures=max_batch_failures, interactive=interactive, prompt=prompt,
         driver=driver, stop_grace=stop_grace)
     sys.exit(run_command(Client(server, token), request))
+
+
+def driven_provider(driver, command, provider):
+    """The provider of an interactive run: the one whose lines its driver posts (the
+    Gemini driver translates into Gemini's), when --provider was left out."""
+    posts = getattr(driver_for(driver, list(command)), "provider", None)
+    if posts is None or provider == posts:
+        return provider
+    if click.get_current_context().get_parameter_source("provider") \
+            is not click.core.ParameterSource.DEFAULT:
+        raise click.UsageError(f"the {driver_for(driver, list(command)).name} driver posts"
+                               f" {posts} lines: --provider {posts}")
+    return posts
 
 
 def _print_header(client, session_id, err):

@@ -26,7 +26,8 @@ agent prints on stdout. The interface (`Driver`, in app/client/drivers/base.py):
 `write(data)` (one line, bytes) and `close_stdin()` are the base class's, safe from any
 thread.
 
-`driver_for(name, argv)` picks one: `claude` for Claude Code, `generic` for any other
+`driver_for(name, argv)` picks one: `claude` for Claude Code, `gemini` for Gemini CLI
+(`gemini --acp`, app/client/drivers/gemini.py), `generic` for any other
 command (interrupt is SIGINT to the child, stop; no send, no permissions), `auto` by
 the program's name.
 """
@@ -37,8 +38,9 @@ from app.client.drivers.base import Driver
 from app.client.drivers.base import GenericDriver
 from app.client.drivers.base import NotSupported
 from app.client.drivers.claude import ClaudeDriver
+from app.client.drivers.gemini import GeminiDriver
 
-DRIVERS = {"claude": ClaudeDriver, "generic": GenericDriver}
+DRIVERS = {"claude": ClaudeDriver, "gemini": GeminiDriver, "generic": GenericDriver}
 CHOICES = ("auto", *DRIVERS)
 
 __all__ = ["CHOICES", "DriveFailed", "Driver", "NotSupported", "driver_for"]
@@ -48,5 +50,5 @@ def driver_for(name, argv):
     """The driver `name` (one of CHOICES) for the command `argv`."""
     if name == "auto":
         program = os.path.basename(argv[0]) if argv else ""
-        name = "claude" if program == "claude" else "generic"
+        name = program if program in ("claude", "gemini") else "generic"
     return DRIVERS[name]()
