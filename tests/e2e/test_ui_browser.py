@@ -679,3 +679,69 @@ def test_controls_are_off_with_their_reason_when_the_session_cannot_take_them(
     expect(page.locator("#control-note")).to_have_text(
         "Answers: the attached runner does not offer it; Interrupt: the attached runner does"
         " not offer it.")
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_controls_fit_390_px_in_either_theme(browser, app_server, theme):
+    from playwright.sync_api import expect
+    agent = live_agent(app_server.base)
+    agent.post(cl.assistant(cl.text("Ready.")), cl.result(),
+               permission_request("req-w", "echo " + "w" * 400 + " && ls /" + "/deep" * 60))
+    context = browser.new_context(viewport={"width": 390, "height": 800}, color_scheme=theme)
+    try:
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(f"{app_server.base}/sessions/{agent.sid}")
+        wait_for_state(page, "live")
+        page.locator("#composer-text").fill("a prompt " * 40)
+        page.locator("#composer-text").press("Enter")
+        expect(page.locator("article.outgoing")).to_have_attribute("data-state", "queued")
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        for selector in ("button.allow", "button.deny", "#control-send", "#control-stop"):
+            box = page.locator(selector).bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 390, selector
+        card = page.evaluate("getComputedStyle(document.querySelector('.permission-card'))"
+                             ".backgroundColor")
+        assert (card == "rgb(43, 33, 22)") is (theme == "dark")
+        page.locator("#control-stop").click()
+        dialog = page.locator("#stop-dialog").bounding_box()
+        assert dialog["x"] >= 0 and dialog["x"] + dialog["width"] <= 390
+    finally:
+        context.close()
+
+
+def test_a_signed_in_viewer_sends_and_answers_with_its_csrf_token(browser, secured_server):
+    from playwright.sync_api import expect
+    base = secured_server.base
+    runner_token = secured_server.new_token("create-runner-token", "--machine", "m1", "--any-user")
+    user_token = secured_server.new_token("create-user-token", "--user", "alice")
+    status, body = call(base, "POST", "/api/remote/sessions",
+                        {"session_type": "agent", "user_id": "alice"}, token=runner_token)
+    assert status == 201, body
+    agent = Agent(base, body["session"]["session_id"], token=body["write_token"])
+    agent.attach()
+    agent.post(permission_request("req-s", "make"))
+    context = browser.new_context()
+    posts = []
+    try:
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.on("request", lambda r: r.method == "POST" and "/api/" in r.url and posts.append(r))
+        page.goto(f"{base}/sessions/{agent.sid}")
+        page.fill("#token", user_token)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{base}/sessions/{agent.sid}")
+        wait_for_state(page, "live")
+        page.locator("#composer-text").fill("hello from alice")
+        page.locator("#composer-text").press("Enter")
+        expect(page.locator("article.outgoing")).to_have_attribute("data-state", "queued")
+        page.locator("button.allow").click()
+        expect(page.locator(".permission-outcome")).to_have_text(re.compile("^Allowed by alice"))
+        kinds = [(c["kind"], c.get("content") or c.get("behavior")) for c in agent.commands()]
+        assert sorted(kinds) == [("input", "hello from alice"), ("permission", "allow")]
+        token = page.locator("#control").get_attribute("data-csrf-token")
+        assert token and all(r.headers.get("x-csrf-token") == token for r in posts)
+        assert len(posts) == 2
+    finally:
+        context.close()
