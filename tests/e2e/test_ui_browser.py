@@ -745,3 +745,53 @@ def test_a_signed_in_viewer_sends_and_answers_with_its_csrf_token(browser, secur
         assert len(posts) == 2
     finally:
         context.close()
+
+
+def test_notifications_are_offered_once_and_shown_for_a_request_while_the_tab_is_hidden(
+        browser, app_server):
+    from playwright.sync_api import expect
+    agent = live_agent(app_server.base)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(f"{app_server.base}/sessions/{agent.sid}")
+        offer = page.locator("#notify")
+        expect(offer).to_be_visible()  # the browser has not been asked yet
+        offer.click()  # the one ask, on a click
+        expect(offer).to_be_hidden()
+        page.reload()
+        wait_for_state(page, "live")
+        assert offer.is_hidden()  # asked once: never offered again
+    finally:
+        context.close()
+
+    # A tab in the background, notifications granted: the browser's Notification is
+    # recorded here (what the page asks of it is the subject, not the desktop's popup).
+    context = browser.new_context()
+    try:
+        context.add_init_script("""
+            Object.defineProperty(document, "hidden", { get: () => true });
+            window.shown = [];
+            window.Notification = class {
+              static permission = "granted";
+              constructor(title, options) { this.title = title; window.shown.push(this);
+                                            this.body = options.body; this.closed = false; }
+              close() { this.closed = true; }
+              addEventListener() {}
+            };""")
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(f"{app_server.base}/sessions/{agent.sid}")
+        wait_for_state(page, "live")
+        assert page.locator("#notify").is_hidden()  # already granted: nothing to offer
+        agent.post(permission_request("req-n", "make install"))
+        page.wait_for_selector('article.permission-card[data-request-id="req-n"]')
+        shown = page.evaluate("window.shown.map(n => [n.title, n.body.split('\\n')[0], n.closed])")
+        assert shown == [["Permission needed: Bash", "make install", False]]
+        status, _ = agent.call("POST", "/permissions/req-n", {"behavior": "allow"})
+        assert status == 200
+        page.wait_for_selector('article.permission-card[data-state="allowed"]')
+        assert page.evaluate("window.shown[0].closed") is True
+    finally:
+        context.close()
