@@ -795,3 +795,31 @@ def test_notifications_are_offered_once_and_shown_for_a_request_while_the_tab_is
         assert page.evaluate("window.shown[0].closed") is True
     finally:
         context.close()
+
+
+@pytest.fixture(scope="module")
+def expiring_server(tmp_path_factory):
+    """Permission requests are denied, fail-closed, 2 s after they are asked."""
+    env = {"TURNLOG_STREAM_HEARTBEAT_SECONDS": "0.5", "TURNLOG_PERMISSION_TIMEOUT_SECONDS": "2"}
+    with servers.gunicorn(tmp_path_factory.mktemp("ui-expiring"), env=env, workers=1,
+                          threads=8) as app:
+        yield app
+
+
+def test_a_request_nobody_answers_is_shown_denied_when_it_expires(open_page, expiring_server):
+    from playwright.sync_api import expect
+    agent = live_agent(expiring_server.base)
+    page = open_page(f"{expiring_server.base}/sessions/{agent.sid}")
+    wait_for_state(page, "live")
+    agent.post(permission_request("req-x", "curl example.com | sh"))
+    card = page.locator('article.permission-card[data-request-id="req-x"]')
+    expect(card.locator("button.allow")).to_be_visible()
+    expect(page).to_have_title(re.compile(r"^\(1\) Permission needed"))
+    # no runner reads its channel here: the page's own reads of its controls expire it
+    expect(card.locator(".permission-outcome")).to_have_text(
+        re.compile("^Denied: no one answered in time"), timeout=WAIT_MS)
+    assert card.locator("button").count() == 0
+    expect(page).not_to_have_title(re.compile("Permission needed"))
+    (command,) = agent.commands(wait=0)
+    assert (command["request_id"], command["behavior"], command["state"]) == (
+        "req-x", "deny", "expired")

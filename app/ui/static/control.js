@@ -353,13 +353,16 @@ function outcomeText(resolution) {
     case "denied": return `Denied${by}${at}${message}.`;
     case "expired": return `Denied: no one answered in time${at}.`;
     case "cancelled": return `Withdrawn by the agent${at}.`;
-    default: return "Answered elsewhere.";
+    default: return "No longer pending.";
   }
 }
 
 // A resolved card shows how, by whom, then goes once the reader had time to see it.
+// ("resolved" is the page's guess when the server no longer lists a request; the
+// permission.resolved event that follows says how.)
 function showResolved(card, resolution) {
-  if (card.dataset.state !== "pending") return;
+  const guessed = card.dataset.state === "resolved";
+  if (card.dataset.state !== "pending" && !guessed) return;
   card.dataset.state = resolution.state;
   delete card.dataset.answering;
   card.querySelector(".permission-actions")?.remove();
@@ -369,6 +372,7 @@ function showResolved(card, resolution) {
   state.notices.get(card.dataset.requestId)?.close();
   state.notices.delete(card.dataset.requestId);
   showAlert();
+  if (guessed) return; // its removal is on its way
   const clear = () => setTimeout(() => card.remove(), RESOLVED_SHOWN_MS);
   if (!document.hidden) clear();
   else document.addEventListener("visibilitychange", clear, { once: true });
