@@ -823,3 +823,43 @@ def test_a_request_nobody_answers_is_shown_denied_when_it_expires(open_page, exp
     (command,) = agent.commands(wait=0)
     assert (command["request_id"], command["behavior"], command["state"]) == (
         "req-x", "deny", "expired")
+
+
+INTERACTIVE = servers.ROOT / "tests" / "fixtures" / "interactive"
+CAPTURED_FIRST_UUID = "11111111-1111-4111-8111-111111111111"  # the capture's first prompt
+
+
+def test_a_real_claude_capture_drives_the_page_prompt_cards_and_a_withdrawal(
+        open_page, app_server):
+    """Claude Code's own lines (tests/fixtures/interactive), its first prompt the one
+    typed here: the echo becomes its row, each ask a card, the withdrawn one says so."""
+    from playwright.sync_api import expect
+    agent = live_agent(app_server.base)
+    page = open_page(f"{app_server.base}/sessions/{agent.sid}")
+    wait_for_state(page, "live")
+    page.locator("#composer-text").fill("say hello")
+    page.locator("#composer-text").press("Enter")
+    (command,) = agent.commands()
+    agent.ack(command)
+    lines = (INTERACTIVE / "claude_permissions.jsonl").read_text() \
+        .replace(CAPTURED_FIRST_UUID, command["uuid"]).splitlines()
+    asks = [json.loads(line)["request_id"] for line in lines
+            if json.loads(line)["type"] == "control_request"]
+    withdrawn = next(i for i, line in enumerate(lines) if "control_cancel_request" in line)
+    agent.post(*lines[:withdrawn])
+    first, second = (page.locator(f'article.permission-card[data-request-id="{r}"]') for r in asks)
+    expect(second.locator("pre.permission-command code")).to_have_text("touch made.txt")
+    # (the runner answered the first itself in the capture: to the server it is pending)
+    expect(page).to_have_title(re.compile(r"^\(2\) Permission needed"))
+    agent.post(*lines[withdrawn:])
+    expect(second.locator(".permission-outcome")).to_have_text(re.compile("^Withdrawn by the agent"))
+    expect(page).to_have_title(re.compile(r"^\(1\) Permission needed"))
+    first.locator("button.allow").click()
+    expect(first.locator(".permission-outcome")).to_have_text(re.compile("^Allowed"))
+
+    page.wait_for_selector("article.bubble >> text=say bye")
+    users = page.locator("#transcript article.role-user .markdown").all_inner_texts()
+    assert users == ["say hello", "TOOL please", "SLOW reply", "TOOL again", "say bye"]
+    expect(page.locator(f'#transcript [data-input-uuid="{command["uuid"]}"]')).to_have_count(1)
+    expect(page.locator("article.outgoing")).to_have_count(0)
+    assert page.locator("article.bubble", has_text="say hello").count() == 1
