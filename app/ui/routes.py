@@ -92,10 +92,12 @@ def search():
 def session(session_id):
     """One session's transcript, followed live by static/viewer.js, with its controls
     (static/control.js): the composer, pending permissions, Interrupt and Stop."""
-    _expire_permissions(session_id)
     found = service.get_session_tail(session_id, db.reading(), caller=current_caller(),
                                      max_messages=current_app.config["VIEWER_PAGE_MESSAGES"],
                                      max_bytes=current_app.config["VIEWER_PAGE_BYTES"])
+    # (after the read, which checked the caller: a resolution written now is after the
+    # events cursor, so /events still tells the page)
+    _expire_permissions(session_id)
     last_id = found.messages[-1].id if found.messages else 0
     title = session_title(found.context, found.messages)
     return render_template(
@@ -145,8 +147,7 @@ def _control_panel(found, page_title):
         "session_id": sid,
         "page_title": page_title,
         "buttons": control_view.buttons(controls),
-        "answers_enabled": bool(controls.get("permissions")),
-        "answers_reason": (controls.get("reasons") or {}).get("permissions", ""),
+        **_answers(controls),
         "control_note": control_view.unavailable_note(controls, found.stopped_by),
         "cards": [control_view.permission_card(p) for p in found.pending_permissions],
         "outgoing": control_view.outgoing(sid, inputs),
@@ -160,14 +161,20 @@ def _control_panel(found, page_title):
     }
 
 
+def _answers(controls):
+    """Whether the cards' Allow and Deny are on, and why not."""
+    return {"answers_enabled": bool(controls.get("permissions")),
+            "answers_reason": (controls.get("reasons") or {}).get("permissions", "")}
+
+
 @bp.get("/sessions/<session_id>/controls")
 @requires(USER, cookie=True, on_missing=login_redirect)
 def session_controls(session_id):
     """The page's controls as JSON (app.ui.controls.control_state), read again by the
     page while something it sent is on its way, and every few seconds (a runner may
     come or go without a word on /events)."""
-    _expire_permissions(session_id)
     found = service.get_session_summary(session_id, db.reading(), caller=current_caller())
+    _expire_permissions(session_id)
     response = jsonify(control_view.control_state(*_described(found)))
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -180,12 +187,10 @@ def session_permissions(session_id):
     /events announces a request, and adds the cards it lacks."""
     found = service.get_session_summary(session_id, db.reading(), caller=current_caller())
     control.describe(found, db.reading(), settings=channel.settings())
-    controls = found.controls or {}
     response = current_app.make_response(render_template(
         "ui/_permissions.html", session_id=session_id,
         cards=[control_view.permission_card(p) for p in found.pending_permissions],
-        answers_enabled=bool(controls.get("permissions")),
-        answers_reason=(controls.get("reasons") or {}).get("permissions", "")))
+        **_answers(found.controls or {})))
     response.headers["Cache-Control"] = "no-store"
     return response
 

@@ -538,6 +538,7 @@ def test_a_signed_in_page_holds_the_csrf_token_its_posts_need(client, app):
     from tests.api import bearer
     with app.app_context():
         alice = tokens.issue("user", "alice", writing())[1]
+        bob = tokens.issue("user", "bob", writing())[1]
         runner = tokens.issue("runner", "m1", writing())[1]
     opened = client.post("/api/remote/sessions", json={"session_type": "agent", "user_id": "alice",
                                                        "machine": "m1"}, headers=bearer(runner))
@@ -554,3 +555,6 @@ def test_a_signed_in_page_holds_the_csrf_token_its_posts_need(client, app):
     assert refused.status_code == 400 and refused.get_json()["error"]["code"] == "csrf_failed"
     assert client.post(url, json=body, headers={"X-CSRF-Token": token}).status_code == 202
     assert client.get(f"/sessions/{sid}/controls").get_json()["inputs"][0]["client_message_id"] == "c-1"
+    other = app.test_client()  # another user sees neither the controls nor the cards
+    for path in (f"/sessions/{sid}/controls", f"/sessions/{sid}/permissions"):
+        assert other.get(path, headers=bearer(bob)).status_code == 404, path
