@@ -1,20 +1,22 @@
 // Drives a live session from its page (docs/viewer.md): the composer, the bubbles of
-// prompts on their way, the permission cards, Interrupt and Stop.
+// prompts on their way, Interrupt and Stop, and each control off with its reason; the
+// permission cards are cards.js's.
 //
 // The server draws all of it as it is when the page loads (templates/ui/_control.html);
 // this module keeps it so from /events (viewer.js passes the events on) and from
 // GET /sessions/<id>/controls, read again while something sent is on its way and every
 // few seconds otherwise, since a runner may come or go without a word on /events.
-// Every write is a POST with the page's CSRF token in X-CSRF-Token. A prompt keeps the
+// Every write is a POST with the page's CSRF token (request.js). A prompt keeps the
 // client_message_id it was first sent under, so a retry after a failed request finds the
 // input the first one queued and never sends it twice. Everything this module writes
 // itself is text nodes.
 
+import * as cards from "./cards.js";
+import { post } from "./request.js";
+import { retryable } from "./request.js";
+
 const POLL_BUSY_MS = 1000; // while a prompt or an answer is on its way
 const POLL_IDLE_MS = 5000; // otherwise
-const RESOLVED_SHOWN_MS = 8000; // a resolved card stays this long once the page is seen
-const ALERT_TITLE = /^\(\d+\) Permission needed · /;
-const NOTIFY_ASKED_KEY = "turnlog.notifications-asked";
 const LABELS = { send: "Send", permissions: "Answers", interrupt: "Interrupt", stop: "Stop" };
 const STATE_LABELS = {
   sending: "sending…", queued: "queued", delivered: "delivered", applied: "applied",
@@ -24,14 +26,11 @@ const WAITING = new Set(["sending", "queued", "delivered", "applied"]);
 
 const panel = document.getElementById("control");
 const outbox = document.getElementById("outbox");
-const cardsBox = document.getElementById("permissions");
 const composer = document.getElementById("composer");
 const textarea = document.getElementById("composer-text");
 const note = document.getElementById("control-note");
 const statusLine = document.getElementById("control-status");
 const stopDialog = document.getElementById("stop-dialog");
-const favicon = document.getElementById("favicon");
-const baseTitle = document.title.replace(ALERT_TITLE, "");
 
 const state = {
   refreshTranscript: async () => {},
@@ -39,9 +38,6 @@ const state = {
   timer: null,
   reading: null, // the controls read in flight, if any
   readAgain: false,
-  cardsReading: null,
-  cardsAgain: false,
-  notices: new Map(), // request_id -> the Notification shown for it
 };
 
 function el(tag, className, text) {
@@ -49,36 +45,6 @@ function el(tag, className, text) {
   if (className) node.className = className;
   if (text !== undefined && text !== null) node.append(document.createTextNode(String(text)));
   return node;
-}
-
-function when(iso) {
-  return iso ? `${iso.slice(0, 19).replace("T", " ")} UTC` : "";
-}
-
-// --- Requests ---
-
-async function post(url, body) {
-  const headers = { "Content-Type": "application/json", Accept: "application/json" };
-  if (panel.dataset.csrfToken) headers["X-CSRF-Token"] = panel.dataset.csrfToken;
-  let response;
-  try {
-    response = await fetch(url, { method: "POST", headers, body: JSON.stringify(body),
-                                  cache: "no-store" });
-  } catch (err) {
-    return { ok: false, status: 0, data: null, error: "the request failed (no answer)" };
-  }
-  let data = null;
-  try {
-    data = await response.json();
-  } catch (err) {
-    data = null;
-  }
-  const error = data?.error?.message || `HTTP ${response.status}`;
-  return { ok: response.ok, status: response.status, data, error };
-}
-
-function retryable(status) {
-  return status === 0 || status === 429 || status >= 500;
 }
 
 function newClientId() {
@@ -235,11 +201,7 @@ function showControls(controls, stoppedBy) {
     enable(button, Boolean(controls[name]), reasons[name]);
   }
   textarea.disabled = !controls.send;
-  for (const card of cardsBox.querySelectorAll('article.permission-card[data-state="pending"]')) {
-    for (const input of card.querySelectorAll("button, input")) {
-      enable(input, Boolean(controls.permissions), reasons.permissions);
-    }
-  }
+  cards.enableAnswers(Boolean(controls.permissions), reasons.permissions);
   note.textContent = noteText(reasons, stoppedBy);
   note.hidden = !note.textContent;
 }
@@ -248,7 +210,7 @@ function showControls(controls, stoppedBy) {
 
 function busy() {
   return outgoing().some((b) => WAITING.has(b.dataset.state))
-    || cardsBox.querySelector('article.permission-card[data-answering="true"]') !== null;
+    || cards.answering();
 }
 
 function schedule(ms) {
@@ -280,9 +242,9 @@ export function readState() {
         showInputs(view.inputs || []);
         if (view.status !== "running") state.ended = true;
         const pending = new Set(view.pending_permissions || []);
-        const shown = pendingCards().map((c) => c.dataset.requestId);
+        const shown = cards.pendingCards().map((c) => c.dataset.requestId);
         if (shown.some((id) => !pending.has(id)) || [...pending].some((id) => !shown.includes(id))) {
-          readCards();
+          cards.readCards();
         }
       } catch (err) {
         console.warn(err);
@@ -293,172 +255,6 @@ export function readState() {
     schedule(busy() ? POLL_BUSY_MS : POLL_IDLE_MS);
   });
   return state.reading;
-}
-
-// --- Permission cards ---
-
-function pendingCards() {
-  return [...cardsBox.querySelectorAll('article.permission-card[data-state="pending"]')];
-}
-
-function cardOf(requestId) {
-  return [...cardsBox.querySelectorAll("article.permission-card")]
-    .find((card) => card.dataset.requestId === requestId) || null;
-}
-
-// The server's cards of the requests pending now: those this page lacks are added; one
-// shown as pending that the server no longer lists was resolved unseen (its
-// permission.resolved event, when it comes, says how).
-function readCards() {
-  if (state.cardsReading) {
-    state.cardsAgain = true;
-    return state.cardsReading;
-  }
-  state.cardsReading = (async () => {
-    do {
-      state.cardsAgain = false;
-      try {
-        const response = await fetch(panel.dataset.permissionsUrl, { cache: "no-store" });
-        if (!response.ok) throw new Error(`permissions: HTTP ${response.status}`);
-        const template = document.createElement("template");
-        template.innerHTML = await response.text(); // server-escaped HTML, inert
-        const fresh = [...template.content.querySelectorAll("article.permission-card")];
-        const ids = new Set(fresh.map((card) => card.dataset.requestId));
-        for (const card of fresh) {
-          if (!cardOf(card.dataset.requestId)) {
-            card.classList.add("fresh");
-            cardsBox.append(card);
-          }
-        }
-        for (const card of pendingCards()) {
-          if (!ids.has(card.dataset.requestId)) showResolved(card, { state: "resolved" });
-        }
-      } catch (err) {
-        console.warn(err);
-      }
-    } while (state.cardsAgain);
-  })().finally(() => {
-    state.cardsReading = null;
-    showAlert();
-  });
-  return state.cardsReading;
-}
-
-function outcomeText(resolution) {
-  const by = resolution.resolved_by ? ` by ${resolution.resolved_by}` : "";
-  const at = resolution.resolved_at ? ` at ${when(resolution.resolved_at)}` : "";
-  const message = resolution.message ? `: “${resolution.message}”` : "";
-  switch (resolution.state) {
-    case "allowed": return `Allowed${by}${at}.`;
-    case "denied": return `Denied${by}${at}${message}.`;
-    case "expired": return `Denied: no one answered in time${at}.`;
-    case "cancelled": return `Withdrawn by the agent${at}.`;
-    default: return "No longer pending.";
-  }
-}
-
-// A resolved card shows how, by whom, then goes once the reader had time to see it.
-// ("resolved" is the page's guess when the server no longer lists a request; the
-// permission.resolved event that follows says how.)
-function showResolved(card, resolution) {
-  const guessed = card.dataset.state === "resolved";
-  if (card.dataset.state !== "pending" && !guessed) return;
-  card.dataset.state = resolution.state;
-  delete card.dataset.answering;
-  card.querySelector(".permission-actions")?.remove();
-  const outcome = card.querySelector(".permission-outcome");
-  outcome.textContent = outcomeText(resolution);
-  outcome.hidden = false;
-  state.notices.get(card.dataset.requestId)?.close();
-  state.notices.delete(card.dataset.requestId);
-  showAlert();
-  if (guessed) return; // its removal is on its way
-  const clear = () => setTimeout(() => card.remove(), RESOLVED_SHOWN_MS);
-  if (!document.hidden) clear();
-  else document.addEventListener("visibilitychange", clear, { once: true });
-}
-
-async function answer(card, behavior) {
-  if (card.dataset.answering === "true") return;
-  card.dataset.answering = "true";
-  const buttons = [...card.querySelectorAll(".permission-actions button, .permission-actions input")];
-  for (const node of buttons) node.disabled = true;
-  const body = { behavior };
-  const message = card.querySelector(".deny-message")?.value.trim();
-  if (behavior === "deny" && message) body.message = message;
-  const answered = await post(card.dataset.answerUrl, body);
-  const outcome = card.querySelector(".permission-outcome");
-  if (answered.ok) {
-    showResolved(card, answered.data.permission);
-  } else if (answered.data?.error?.code === "already_resolved") {
-    showResolved(card, answered.data.error.details.permission); // someone else was first
-  } else {
-    delete card.dataset.answering;
-    for (const node of buttons) node.disabled = false;
-    outcome.textContent = `Not answered: ${answered.error}`;
-    outcome.hidden = false;
-  }
-}
-
-function onCardClick(event) {
-  const button = event.target.closest("button[data-behavior]");
-  if (button) answer(button.closest("article.permission-card"), button.dataset.behavior);
-}
-
-function onCardKey(event) {
-  // Enter in a deny message denies with it.
-  if (event.key === "Enter" && event.target.classList.contains("deny-message")) {
-    event.preventDefault();
-    answer(event.target.closest("article.permission-card"), "deny");
-  }
-}
-
-// --- Telling a reader in another tab: title, icon, notification ---
-
-function showAlert() {
-  const count = pendingCards().length;
-  document.title = count ? `(${count}) Permission needed · ${baseTitle}` : baseTitle;
-  favicon.href = count ? panel.dataset.faviconAlert : panel.dataset.favicon;
-}
-
-function notificationsAsked() {
-  try {
-    return window.localStorage.getItem(NOTIFY_ASKED_KEY) === "1";
-  } catch (err) {
-    return false;
-  }
-}
-
-// Offered once: the browser asks only on a click, and never again after an answer.
-function offerNotifications() {
-  const button = document.getElementById("notify");
-  if (!("Notification" in window) || Notification.permission !== "default" || notificationsAsked()) {
-    return;
-  }
-  button.hidden = false;
-  button.addEventListener("click", async () => {
-    button.hidden = true;
-    try {
-      window.localStorage.setItem(NOTIFY_ASKED_KEY, "1");
-    } catch (err) {
-      // (storage refused: the browser's own answer still keeps it from asking again)
-    }
-    await Notification.requestPermission();
-  }, { once: true });
-}
-
-function notify(data) {
-  if (!("Notification" in window) || Notification.permission !== "granted" || !document.hidden) return;
-  const input = data.input || {};
-  const shown = typeof input.command === "string" ? input.command : JSON.stringify(input);
-  const notice = new Notification(`Permission needed: ${data.tool_name}`,
-                                  { body: `${shown.slice(0, 200)}\n${baseTitle}`,
-                                    tag: `turnlog-${data.request_id}` });
-  notice.addEventListener("click", () => {
-    window.focus();
-    notice.close();
-  });
-  state.notices.set(data.request_id, notice);
 }
 
 // --- Interrupt and Stop ---
@@ -507,12 +303,12 @@ function wireComposer() {
 // Events of /events this module follows (viewer.js calls them beside its own).
 export const HANDLERS = {
   "permission.requested": (data) => {
-    readCards();
-    notify(data);
+    cards.readCards();
+    cards.notify(data);
   },
   "permission.resolved": (data) => {
-    const card = cardOf(data.request_id);
-    if (card) showResolved(card, data);
+    const card = cards.cardOf(data.request_id);
+    if (card) cards.showResolved(card, data);
   },
   // A prompt's row is written just before the turn that answers it starts.
   "turn.started": () => {
@@ -521,14 +317,14 @@ export const HANDLERS = {
   "turn.completed": () => readSoon(),
   "session.completed": () => readSoon(),
   reset: () => {
-    readCards();
+    cards.readCards();
     readSoon();
   },
 };
 
 // On every (re)connect: whatever changed meanwhile.
 export function resync() {
-  readCards();
+  cards.readCards();
   readSoon();
 }
 
@@ -537,15 +333,13 @@ export function start({ live, refreshTranscript }) {
   state.refreshTranscript = refreshTranscript;
   state.ended = !live;
   outbox.addEventListener("click", onOutgoingAction);
-  cardsBox.addEventListener("click", onCardClick);
-  cardsBox.addEventListener("keydown", onCardKey);
   wireComposer();
   wireButtons();
   for (const bubble of outgoing()) showInputState(bubble, bubble.dataset.state,
                                                   bubble.querySelector(".input-problem").textContent);
-  showAlert();
+  cards.start();
   if (live) {
-    offerNotifications();
+    cards.offerNotifications();
     schedule(POLL_IDLE_MS);
   }
 }
