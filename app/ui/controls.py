@@ -2,8 +2,9 @@
 show them: the composer's buttons and why one is off, the prompts sent and not yet
 applied, and one card per pending permission. Pure: no Flask.
 
-static/control.js keeps them up to date from the same JSON (`control_state`), so the
-page first drawn and the page kept live say the same thing in the same words.
+static/control.js keeps them up to date from the same JSON (`control_state`, its
+`note` included), so the page first drawn and the page kept live say the same thing in
+the same words.
 """
 import json
 from dataclasses import dataclass

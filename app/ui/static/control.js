@@ -17,7 +17,7 @@ import { retryable } from "./request.js";
 
 const POLL_BUSY_MS = 1000; // while a prompt or an answer is on its way
 const POLL_IDLE_MS = 5000; // otherwise
-const LABELS = { send: "Send", permissions: "Answers", interrupt: "Interrupt", stop: "Stop" };
+const LABELS = { interrupt: "Interrupt", stop: "Stop" };
 const STATE_LABELS = {
   sending: "sending…", queued: "queued", delivered: "delivered", applied: "applied",
   failed: "failed", unsent: "not sent", refused: "refused",
@@ -176,25 +176,14 @@ function showInputs(inputs) {
 
 // --- Buttons and why they are off ---
 
-function noteText(reasons, stoppedBy) {
-  const entries = Object.entries(reasons || {});
-  let text = "";
-  const distinct = new Set(entries.map(([, why]) => why));
-  if (distinct.size === 1 && entries.length === Object.keys(LABELS).length) {
-    text = `Unavailable: ${entries[0][1]}.`;
-  } else if (entries.length) {
-    text = `${entries.map(([name, why]) => `${LABELS[name] || name}: ${why}`).join("; ")}.`;
-  }
-  return stoppedBy ? `${text} Stopped by ${stoppedBy}.`.trim() : text;
-}
-
 function enable(node, on, reason) {
   node.disabled = !on;
   if (on) node.removeAttribute("title");
   else node.title = reason || "";
 }
 
-function showControls(controls, stoppedBy) {
+// `note` is the server's line saying what is off and why (app/ui/controls.py).
+function showControls(controls, noteLine) {
   const reasons = controls.reasons || {};
   for (const button of composer.querySelectorAll("button[data-control]")) {
     const name = button.dataset.control;
@@ -202,7 +191,7 @@ function showControls(controls, stoppedBy) {
   }
   textarea.disabled = !controls.send;
   cards.enableAnswers(Boolean(controls.permissions), reasons.permissions);
-  note.textContent = noteText(reasons, stoppedBy);
+  note.textContent = noteLine || "";
   note.hidden = !note.textContent;
 }
 
@@ -238,7 +227,7 @@ export function readState() {
                                      { cache: "no-store", headers: { Accept: "application/json" } });
         if (!response.ok) throw new Error(`controls: HTTP ${response.status}`);
         const view = await response.json();
-        showControls(view.controls || {}, view.stopped_by);
+        showControls(view.controls || {}, view.note);
         showInputs(view.inputs || []);
         if (view.status !== "running") state.ended = true;
         const pending = new Set(view.pending_permissions || []);
