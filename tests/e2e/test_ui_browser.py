@@ -863,3 +863,24 @@ def test_a_real_claude_capture_drives_the_page_prompt_cards_and_a_withdrawal(
     expect(page.locator(f'#transcript [data-input-uuid="{command["uuid"]}"]')).to_have_count(1)
     expect(page.locator("article.outgoing")).to_have_count(0)
     assert page.locator("article.bubble", has_text="say hello").count() == 1
+
+
+def test_a_refused_prompt_says_why_and_edit_puts_it_back_in_the_composer(open_page, app_server):
+    from playwright.sync_api import expect
+    agent = live_agent(app_server.base)
+    page = open_page(f"{app_server.base}/sessions/{agent.sid}")
+    wait_for_state(page, "live")
+    open_page.tolerate("/messages")
+    error = {"error": {"code": "input_too_large", "message": "an input may hold at most 4 bytes",
+                       "details": {}}}
+    page.route("**/messages", lambda route: route.fulfill(
+        status=413, content_type="application/json", body=json.dumps(error)))
+    page.locator("#composer-text").fill("far too long")
+    page.locator("#composer-text").press("Enter")
+    sent = page.locator("article.outgoing")
+    expect(sent).to_have_attribute("data-state", "refused")
+    expect(sent.locator(".input-problem")).to_have_text("an input may hold at most 4 bytes")
+    sent.locator("button.input-action", has_text="Edit").click()
+    expect(sent).to_have_count(0)
+    expect(page.locator("#composer-text")).to_have_value("far too long")
+    assert agent.commands(wait=0) == []
