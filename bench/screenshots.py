@@ -4,11 +4,13 @@
 
 Serves a fresh database with gunicorn (as tests/e2e does), posts one demo session
 (an init line, text with a long code line and a long URL, a tool call with its
-result, a failing call, thinking) and a second one still in its first turn, then
-shoots the session page and the session list at 390 and 1280 px wide, in the light
-and the dark theme (`prefers-color-scheme`):
+result, a failing call, thinking), a second one still in its first turn, and a third
+driven live (a runner attached, a prompt answered, a prompt queued, a pending
+permission), then shoots the session page, the live-driven one and the session
+list at 390 and 1280 px wide, in the light and the dark theme (`prefers-color-scheme`):
 
     session-390-light.png  session-390-dark.png  session-1280-light.png  ...
+    control-390-light.png ...
     sessions-390-light.png ...
 
 It prints each page's scroll width against the viewport and exits 1 if any page
@@ -16,6 +18,7 @@ scrolls sideways. Needs Debian's chromium and the playwright package (the `e2e`
 test dependencies); Playwright's own browser download is never used.
 """
 import argparse
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -78,15 +81,50 @@ def new_session(base, context):
     return body["session"]["session_id"]
 
 
-def shoot(browser, url, path, width, theme):
-    """Screenshot `url` at `width` in `theme`; returns the page's scroll width."""
+def driven_session(base):
+    """An interactive session as a runner keeps it: attached, one prompt answered (its
+    echo a user row), one queued, and the agent asking to run a command."""
+    status, body = servers.call(base, "POST", "/api/remote/sessions",
+                                {"session_type": "agent", "context": {}})
+    assert status == 201, body
+    sid = body["session"]["session_id"]
+    path = f"/api/remote/sessions/{sid}"
+    servers.call(base, "POST", f"{path}/runner",
+                 {"controls": ["send", "permissions", "interrupt", "stop"]})
+    status, body = servers.call(base, "POST", f"{path}/messages",
+                                {"content": "Run the pager tests and fix what fails.",
+                                 "client_message_id": "demo-1"})
+    assert status == 202, body
+    commands = servers.call(base, "GET", f"{path}/commands?after=0")[1]["commands"]
+    echo = json.dumps({"type": "user", "isReplay": True, "uuid": commands[0]["uuid"],
+                       "message": {"role": "user", "content": commands[0]["content"]}})
+    ask = json.dumps({"type": "control_request", "request_id": "demo-request", "request": {
+        "subtype": "can_use_tool", "tool_name": "Bash",
+        "input": {"command": "pytest -q tests/test_pager.py", "description": "run the tests"}}})
+    post(base, sid, [cl.system_init(), echo,
+                     cl.assistant(cl.text("I will run the pager's tests first."), message_id="m1"),
+                     cl.assistant(cl.tool_use("toolu_9", "Bash",
+                                              {"command": "pytest -q tests/test_pager.py"}),
+                                  message_id="m1"),
+                     ask])
+    servers.call(base, "POST", f"{path}/messages",
+                 {"content": "And keep the old behaviour for empty lists.",
+                  "client_message_id": "demo-2"})
+    return sid
+
+
+def shoot(browser, url, path, width, theme, at_end=False):
+    """Screenshot `url` at `width` in `theme` (whole, or with `at_end` the viewport
+    scrolled to the end, where the controls are); returns the page's scroll width."""
     context = browser.new_context(viewport={"width": width, "height": 900},
                                   color_scheme=theme, device_scale_factor=1)
     try:
         page = context.new_page()
         page.goto(url)
         page.wait_for_timeout(700)  # a live page's stream connects, its indicator settles
-        page.screenshot(path=path, full_page=True)
+        if at_end:
+            page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+        page.screenshot(path=path, full_page=not at_end)
         return page.evaluate("document.documentElement.scrollWidth")
     finally:
         context.close()
@@ -104,14 +142,17 @@ def main():
         servers.call(app.base, "POST", f"/api/remote/sessions/{sid}/complete", {"exit_code": 0})
         live = new_session(app.base, {"workflow_id": "wf-demo"})
         post(app.base, live, [cl.system_init(), cl.assistant(cl.text("Reading the failing test."))])
+        driven = driven_session(app.base)
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium_binary(),
                                                  args=CHROMIUM_ARGS)
-            for name, path in (("session", f"/sessions/{sid}"), ("sessions", "/sessions")):
+            for name, path in (("session", f"/sessions/{sid}"), ("control", f"/sessions/{driven}"),
+                               ("sessions", "/sessions")):
                 for width in WIDTHS:
                     for theme in THEMES:
                         target = args.out / f"{name}-{width}-{theme}.png"
-                        scroll = shoot(browser, app.base + path, target, width, theme)
+                        scroll = shoot(browser, app.base + path, target, width, theme,
+                                       at_end=name == "control")
                         print(f"{target.name}: scrollWidth {scroll} (viewport {width})")
                         if scroll > width:
                             wide.append(target.name)

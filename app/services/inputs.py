@@ -67,3 +67,11 @@ def send_input(session_id, content, client_message_id, uow, *, caller=OPEN, max_
                                                "content": content}, caller.name, to_iso(now))
         uow.commit()
     return Sent(added, True, attached)
+
+
+def pending_inputs(session_id, uow, *, caller=OPEN):
+    """The session's inputs not yet applied (queued, delivered or failed), oldest first:
+    what a reader shows as sent and waiting. Another user's session is SessionNotFound."""
+    with uow:
+        readable_session(uow, session_id, caller)
+        return uow.inputs.list_pending(session_id)

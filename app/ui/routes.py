@@ -11,19 +11,26 @@ from flask import jsonify
 from flask import redirect
 from flask import render_template
 from flask import request
+from flask import session as cookie_session
 from flask import url_for
 
 from app import db
 from app.auth import current_caller
 from app.auth import login_redirect
 from app.auth import requires
+from app.auth.csrf import csrf_token
+from app.auth.guard import COOKIE_KEY
+from app.control import channel
 from app.core import errors as service_errors
 from app.errors import service_status
 from app.security_headers import html_security_headers
+from app.services import control
 from app.services import evidence as evidence_service
+from app.services import inputs as inputs_service
 from app.services import search as search_service
 from app.services import sessions as service
 from app.services.access import USER
+from app.ui import controls as control_view
 from app.ui import markdown
 from app.ui.evidence_panel import evidence_panel
 from app.ui.figures import header_figures
@@ -83,18 +90,23 @@ def search():
 @bp.get("/sessions/<session_id>")
 @requires(USER, cookie=True, on_missing=login_redirect)
 def session(session_id):
-    """One session's transcript, followed live by static/viewer.js."""
+    """One session's transcript, followed live by static/viewer.js, with its controls
+    (static/control.js): the composer, pending permissions, Interrupt and Stop."""
     found = service.get_session_tail(session_id, db.reading(), caller=current_caller(),
                                      max_messages=current_app.config["VIEWER_PAGE_MESSAGES"],
                                      max_bytes=current_app.config["VIEWER_PAGE_BYTES"])
+    # (after the read, which checked the caller: a resolution written now is after the
+    # events cursor, so /events still tells the page)
+    _expire_permissions(session_id)
     last_id = found.messages[-1].id if found.messages else 0
+    title = session_title(found.context, found.messages)
     return render_template(
         "ui/session.html", agent_session=found, figures=header_figures(found),
         bubbles=bubbles(found.messages),
         evidence=_evidence_panel(session_id),
         evidence_url=url_for("sessions.evidence_page", session_id=session_id),
         evidence_panel_url=url_for("ui.session_evidence", session_id=session_id),
-        title=session_title(found.context, found.messages),
+        title=title,
         open_turn=open_turn_bubble(found.open_turn),
         last_message_id=last_id,
         # The transcript, the open turn and the event counter are read in one
@@ -106,7 +118,81 @@ def session(session_id):
         older_url=(url_for("ui.session_bubbles", session_id=session_id, before=found.messages_prev_cursor)
                    if found.messages_truncated else None),
         open_turn_url=url_for("ui.session_open_turn", session_id=session_id),
-        counters_url=url_for("ui.session_counters", session_id=session_id))
+        counters_url=url_for("ui.session_counters", session_id=session_id),
+        **_control_panel(found, title.text or found.session_id))
+
+
+def _expire_permissions(session_id):
+    """Deny the requests whose time ran out (fail-closed), as the API's session GET
+    does: a reader's page must not offer to answer them."""
+    if control.expire_due(session_id, db.detached_units_of_work(), settings=channel.settings()):
+        channel.ring(session_id)
+
+
+def _described(session):
+    """`session` with its pending permissions, controls and stopped_by filled in; and
+    its inputs not yet applied."""
+    control.describe(session, db.reading(), settings=channel.settings())
+    inputs = inputs_service.pending_inputs(session.session_id, db.reading(),
+                                           caller=current_caller())
+    return session, inputs
+
+
+def _control_panel(found, page_title):
+    """What session.html's control panel needs: its state, cards, sent bubbles and URLs."""
+    _, inputs = _described(found)
+    sid = found.session_id
+    controls = found.controls or {}
+    return {
+        "session_id": sid,
+        "page_title": page_title,
+        "buttons": control_view.buttons(controls),
+        **_answers(controls),
+        "control_note": control_view.unavailable_note(controls, found.stopped_by),
+        "cards": [control_view.permission_card(p) for p in found.pending_permissions],
+        "outgoing": control_view.outgoing(sid, inputs),
+        # Only a viewer signed in by cookie needs the token (a bearer token is no cookie).
+        "csrf": csrf_token() if cookie_session.get(COOKIE_KEY) else "",
+        "controls_url": url_for("ui.session_controls", session_id=sid),
+        "permissions_url": url_for("ui.session_permissions", session_id=sid),
+        "messages_url": url_for("inputs.send", session_id=sid),
+        "interrupt_url": url_for("control.interrupt", session_id=sid),
+        "stop_url": url_for("control.stop", session_id=sid),
+    }
+
+
+def _answers(controls):
+    """Whether the cards' Allow and Deny are on, and why not."""
+    return {"answers_enabled": bool(controls.get("permissions")),
+            "answers_reason": (controls.get("reasons") or {}).get("permissions", "")}
+
+
+@bp.get("/sessions/<session_id>/controls")
+@requires(USER, cookie=True, on_missing=login_redirect)
+def session_controls(session_id):
+    """The page's controls as JSON (app.ui.controls.control_state), read again by the
+    page while something it sent is on its way, and every few seconds (a runner may
+    come or go without a word on /events)."""
+    found = service.get_session_summary(session_id, db.reading(), caller=current_caller())
+    _expire_permissions(session_id)
+    response = jsonify(control_view.control_state(*_described(found)))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.get("/sessions/<session_id>/permissions")
+@requires(USER, cookie=True, on_missing=login_redirect)
+def session_permissions(session_id):
+    """The pending permissions' cards as an HTML fragment; the page asks for it when
+    /events announces a request, and adds the cards it lacks."""
+    found = service.get_session_summary(session_id, db.reading(), caller=current_caller())
+    control.describe(found, db.reading(), settings=channel.settings())
+    response = current_app.make_response(render_template(
+        "ui/_permissions.html", session_id=session_id,
+        cards=[control_view.permission_card(p) for p in found.pending_permissions],
+        **_answers(found.controls or {})))
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 @bp.get("/sessions/<session_id>/open-turn")

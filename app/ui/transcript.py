@@ -33,6 +33,8 @@ class Bubble:
     timestamp: str
     html: str  # the content text rendered as Markdown ("" when there is none)
     parts: list  # one dict per block worth showing, each with a "kind"
+    # a prompt's row: the uuid of the input it applied (its bubble replaces the sent one)
+    input_uuid: str | None = None
 
 
 def bubbles(messages):
@@ -52,7 +54,8 @@ def bubbles(messages):
         if not text.strip() and not parts:
             continue
         out.append(Bubble(message.id, message.role, message.timestamp,
-                          markdown.render(text) if text.strip() else "", parts))
+                          markdown.render(text) if text.strip() else "", parts,
+                          _input_uuid(message)))
     return out
 
 
@@ -203,6 +206,12 @@ def _block_part(block, tool_names, message_id):
                 "is_error": bool(block.get("is_error")), "text": text,
                 "open": text.count("\n") < OPEN_RESULT_LINES}
     return {"kind": "other", "type": str(kind or "block"), "json": _json(block)}
+
+
+def _input_uuid(message):
+    metadata = message.metadata if isinstance(message.metadata, dict) else {}
+    uuid = metadata.get("uuid")
+    return uuid if message.role == "user" and isinstance(uuid, str) else None
 
 
 def _visible(text):

@@ -1,9 +1,12 @@
 """The HTML viewer through the test client: /sessions, /sessions/<id>, and its bubbles."""
+import json
 import re
+import time
 
 import pytest
 from flask import render_template
 
+from app.core.inputs import input_uuid
 from app.core.records import Message
 from app.security_headers import CONTENT_SECURITY_POLICY
 from app.ui.transcript import bubbles
@@ -410,3 +413,148 @@ def test_calls_whose_parents_loop_are_all_shown(client):
     html = page(client, f"/sessions/{sid}")
     for tool_id in ("a", "b", "self"):
         assert f'data-call-id="{tool_id}"' in html
+
+
+# --- The session's controls (issue 30): drawn by the server as they are now ---
+
+def permission_line(request_id, tool_input, tool_name="Bash"):
+    return json.dumps({"type": "control_request", "request_id": request_id, "request": {
+        "subtype": "can_use_tool", "tool_name": tool_name, "input": tool_input}})
+
+
+def attach(client, sid, controls=("send", "permissions", "interrupt", "stop")):
+    response = client.post(f"/api/remote/sessions/{sid}/runner", json={"controls": list(controls)})
+    assert response.status_code == 200, response.get_json()
+
+
+def cards(html):
+    return re.findall(r'<article class="permission-card".*?</article>', html, re.S)
+
+
+def test_a_pending_permission_is_a_card_and_marks_the_title_and_the_icon(client):
+    sid = create_session(client, "agent")
+    attach(client, sid)
+    post_lines(client, sid, [permission_line("req-1", {"command": f"echo {SCRIPT}",
+                                                        "description": "say it"}),
+                             permission_line("r 2?", {"file_path": "/a.txt", "content": "x"},
+                                             "Write")])
+    html = page(client, f"/sessions/{sid}")
+    by_id = {re.search(r'data-request-id="([^"]+)"', c).group(1): c for c in cards(html)}
+    bash, write = by_id["req-1"], by_id["r 2?"]
+    assert 'data-request-id="req-1"' in bash and 'data-state="pending"' in bash
+    assert f'data-answer-url="/api/remote/sessions/{sid}/permissions/req-1"' in bash
+    assert ('<pre class="permission-command"><code>echo &lt;script&gt;window.pwned = 1'
+            '&lt;/script&gt;</code></pre>') in bash
+    assert '<p class="permission-detail">say it</p>' in bash
+    assert re.search(r'<button type="button" class="allow" data-behavior="allow">Allow</button>',
+                     bash)
+    assert 'class="deny" data-behavior="deny">Deny</button>' in bash
+    # another tool: its input as JSON, the request id escaped into its URL
+    assert f'data-answer-url="/api/remote/sessions/{sid}/permissions/r%202%3F"' in write
+    assert '<pre class="permission-json"><code>{' in write and "&#34;content&#34;: &#34;x&#34;" in write
+    assert re.search(r"<title>\(2\) Permission needed · ", html)
+    assert 'id="favicon" rel="icon" type="image/svg+xml" href="/ui/static/favicon-alert.svg"' in html
+    assert SCRIPT not in html
+    assert_no_inline_script(html)
+
+    fragment = page(client, f"/sessions/{sid}/permissions")
+    assert sorted(re.findall(r'data-request-id="([^"]+)"', fragment)) == ["r 2?", "req-1"]
+    answered = client.post(f"/api/remote/sessions/{sid}/permissions/req-1", json={"behavior": "allow"})
+    assert answered.status_code == 200
+    assert len(cards(page(client, f"/sessions/{sid}/permissions"))) == 1
+    html = page(client, f"/sessions/{sid}")
+    assert re.search(r"<title>\(1\) Permission needed · ", html)
+
+
+def test_a_request_past_its_time_is_denied_before_the_page_offers_it(client, app):
+    app.config["PERMISSION_TIMEOUT_SECONDS"] = 0.01
+    sid = create_session(client, "agent")
+    post_lines(client, sid, [permission_line("late", {"command": "ls"})])
+    time.sleep(0.05)
+    html = page(client, f"/sessions/{sid}")
+    assert cards(html) == []
+    assert '<title>(' not in html and 'href="/ui/static/favicon.svg"' in html
+    state = client.get(f"/sessions/{sid}/controls").get_json()
+    assert state["pending_permissions"] == []
+
+
+def test_the_controls_are_drawn_off_with_their_reasons(client):
+    done = create_session(client, "agent")
+    complete(client, done)
+    html = page(client, f"/sessions/{done}")
+    for name in ("send", "interrupt", "stop"):
+        assert re.search(rf'id="control-{name}" class="control-{name}" data-control="{name}"'
+                         r' disabled title="the session is completed">', html), name
+    assert re.search(r'<textarea id="composer-text"[^>]*disabled></textarea>', html)
+    assert ('<p id="control-note" class="control-note">Unavailable: the session is completed.</p>'
+            in html)
+
+    live = create_session(client, "agent")
+    assert "no runner is attached" in page(client, f"/sessions/{live}")
+    attach(client, live, ("send", "stop"))
+    html = page(client, f"/sessions/{live}")
+    assert re.search(r'id="control-send" class="control-send" data-control="send">Send</button>', html)
+    assert re.search(r'data-control="interrupt" disabled title="the attached runner does not offer'
+                     r' it">', html)
+    assert ("Answers: the attached runner does not offer it; Interrupt: the attached runner does"
+            " not offer it.") in html
+    assert 'data-csrf-token=""' in html  # authentication off: no cookie to guard
+
+
+def test_sent_prompts_are_drawn_until_their_row_which_names_its_input(client):
+    sid = create_session(client, "agent")
+    attach(client, sid)
+    first = client.post(f"/api/remote/sessions/{sid}/messages",
+                        json={"content": f"hi {SCRIPT}", "client_message_id": "c-1"})
+    second = client.post(f"/api/remote/sessions/{sid}/messages",
+                         json={"content": "then this", "client_message_id": "c-2"})
+    ids = [r.get_json()["input"]["input_id"] for r in (first, second)]
+    uuids = [input_uuid(sid, i) for i in ids]
+    echo = json.dumps({"type": "user", "message": {"role": "user", "content": f"hi {SCRIPT}"},
+                       "uuid": uuids[0], "isReplay": True})
+    post_lines(client, sid, [cl.system_init(), echo])
+    html = page(client, f"/sessions/{sid}")
+    assert re.search(rf'<article class="bubble role-user" id="m-\d+" data-message-id="\d+"'
+                     rf' data-input-uuid="{uuids[0]}">', html)
+    (outgoing,) = re.findall(r'<article class="bubble role-user outgoing".*?</article>', html, re.S)
+    assert (f'data-client-id="c-2" data-input-id="{ids[1]}" data-uuid="{uuids[1]}"'
+            ' data-state="queued"') in outgoing
+    assert '<div class="input-text">then this</div>' in outgoing
+    assert SCRIPT not in html
+
+    state = client.get(f"/sessions/{sid}/controls")
+    assert state.headers["Cache-Control"] == "no-store"
+    body = state.get_json()
+    assert body["inputs"] == [{"input_id": ids[1], "client_message_id": "c-2",
+                               "content": "then this", "state": "queued", "reason": None,
+                               "uuid": uuids[1]}]
+    assert (body["status"], body["controls"]["send"], body["note"]) == ("running", True, "")
+
+
+@pytest.mark.parametrize("app_config", [{"AUTH_DISABLED": False}])
+def test_a_signed_in_page_holds_the_csrf_token_its_posts_need(client, app):
+    from app.db import writing
+    from app.services import tokens
+    from tests.api import bearer
+    with app.app_context():
+        alice = tokens.issue("user", "alice", writing())[1]
+        bob = tokens.issue("user", "bob", writing())[1]
+        runner = tokens.issue("runner", "m1", writing())[1]
+    opened = client.post("/api/remote/sessions", json={"session_type": "agent", "user_id": "alice",
+                                                       "machine": "m1"}, headers=bearer(runner))
+    sid = opened.get_json()["session"]["session_id"]
+    login = client.get("/login").get_data(as_text=True)
+    form_token = re.search(r'name="csrf_token" value="([^"]+)"', login).group(1)
+    assert client.post("/login", data={"token": alice, "next": "/sessions",
+                                       "csrf_token": form_token}).status_code == 302
+    html = page(client, f"/sessions/{sid}")
+    token = re.search(r'data-csrf-token="([^"]+)"', html).group(1)
+    body = {"content": "hello", "client_message_id": "c-1"}
+    url = f"/api/remote/sessions/{sid}/messages"
+    refused = client.post(url, json=body)
+    assert refused.status_code == 400 and refused.get_json()["error"]["code"] == "csrf_failed"
+    assert client.post(url, json=body, headers={"X-CSRF-Token": token}).status_code == 202
+    assert client.get(f"/sessions/{sid}/controls").get_json()["inputs"][0]["client_message_id"] == "c-1"
+    other = app.test_client()  # another user sees neither the controls nor the cards
+    for path in (f"/sessions/{sid}/controls", f"/sessions/{sid}/permissions"):
+        assert other.get(path, headers=bearer(bob)).status_code == 404, path

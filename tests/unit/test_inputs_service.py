@@ -92,3 +92,13 @@ def test_an_attached_runner_without_send_refuses_the_input(uow):
 def test_an_attached_runner_with_send_is_reported(uow):
     uow.runners.attach("s1", ["send"], to_iso(NOW))
     assert send(uow).runner_attached is True
+
+
+def test_pending_inputs_lists_the_unapplied_ones_to_readers_only(uow):
+    send(uow, "c-1", "first")
+    send(uow, "c-2", "second")
+    applied = uow.inputs.find("s1", "c-1")
+    uow.inputs.mark_applied("s1", [applied.input_id], "t1")
+    assert [i.content for i in inputs.pending_inputs("s1", uow, caller=ALICE)] == ["second"]
+    with pytest.raises(SessionNotFound):
+        inputs.pending_inputs("s1", uow, caller=Caller("user", "bob"))

@@ -178,3 +178,12 @@ def test_calls_whose_parents_loop_are_shown_at_the_top():
     assert [part["tool_id"] for part in bubble.parts] == ["a", "b", "self"]
     assert [child["tool_id"] for child in bubble.parts[0]["children"]] == ["child"]
     assert bubble.parts[1]["results"][0]["text"] == "done"
+
+
+def test_a_prompt_row_carries_the_uuid_of_the_input_it_applied():
+    prompt = Message(1, "sid", "user", "say hi", [], {"uuid": "u-1", "event_index": 3},
+                     "remote_live", "user:u-1", "t")
+    echo_of_assistant = Message(2, "sid", "assistant", "hi", [], {"uuid": "x"}, "remote_live",
+                                "k2", "t")
+    first, second = bubbles([prompt, echo_of_assistant])
+    assert (first.input_uuid, second.input_uuid) == ("u-1", None)

@@ -7,7 +7,10 @@
 // (Markdown is rendered by the server only) and drops the provisional bubble; so it
 // does on `reset`, `end` and every (re)connect. Bubbles carry their message id, so
 // none is added twice. Everything this script writes itself is text nodes: agent
-// text never goes through innerHTML.
+// text never goes through innerHTML. The session's controls (composer, permission
+// cards, Interrupt, Stop) are control.js's; it gets the events it follows from here.
+
+import * as control from "./control.js";
 
 const RETRY_MS = 3000; // wait before reopening a stream the browser gave up on
 const NEAR_BOTTOM_PX = 160; // follow new bubbles only when the reader is at the end
@@ -70,14 +73,15 @@ function append(html) {
   const template = document.createElement("template");
   template.innerHTML = html; // server-escaped HTML, inert: nothing in a template runs
   const follow = atBottom();
-  let added = null;
+  const added = [];
   for (const bubble of template.content.querySelectorAll("article.bubble")) {
     if (document.getElementById(bubble.id)) continue;
     bubble.classList.add("fresh");
     transcript.insertBefore(bubble, openTurn());
-    added = bubble;
+    added.push(bubble);
   }
-  if (added) noticeContent(follow, added);
+  control.bubblesAdded(added);
+  if (added.length) noticeContent(follow, added[added.length - 1]);
 }
 
 async function fetchNewBubbles() {
@@ -437,11 +441,14 @@ function connect() {
   source.addEventListener("open", () => {
     show("live");
     refresh(); // catches up on anything written while disconnected
+    control.resync();
   });
-  for (const [name, handle] of Object.entries(HANDLERS)) {
+  for (const name of new Set([...Object.keys(HANDLERS), ...Object.keys(control.HANDLERS)])) {
     source.addEventListener(name, (event) => {
       state.lastEventId = event.lastEventId;
-      handle(JSON.parse(event.data));
+      const data = JSON.parse(event.data);
+      HANDLERS[name]?.(data);
+      control.HANDLERS[name]?.(data);
     });
   }
   source.addEventListener("end", (event) => {
@@ -453,6 +460,7 @@ function connect() {
     refresh().then(() => openTurn()?.remove());
     refreshCounters();
     refreshEvidence();
+    control.readState();
   });
   source.addEventListener("error", () => {
     if (state.ended) return;
@@ -496,4 +504,5 @@ async function loadOlder(event) {
 
 document.getElementById("load-older")?.addEventListener("click", loadOlder);
 
+control.start({ live: !state.ended, refreshTranscript: refresh });
 if (!state.ended) connect();
