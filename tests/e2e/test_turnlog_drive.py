@@ -32,12 +32,15 @@ def world(database_url, tmp_path):
                server.new_token("create-user-token", "--user", "bob"))
 
 
+def permission_cut(lines):
+    """The index just after the first `can_use_tool` request of the capture."""
+    return next(n for n, line in enumerate(lines) if '"can_use_tool"' in line) + 1
+
+
 def up_to_the_permission(runner):
     """Post the capture up to its first `can_use_tool` request: a pending permission."""
     lines = claude_lines()
-    cut = next(n for n, line in enumerate(lines) if '"can_use_tool"' in line) + 1
-    runner.post(lines[:cut])
-    return lines[cut:]
+    runner.post(lines[:permission_cut(lines)])
 
 
 def test_send_puts_the_prompt_on_the_channel_once_per_client_message_id(world):
