@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from app.client.terminal.attach import DETACH_SECONDS
 from tests import servers
 from tests.e2e.runner_play import FIRST_UUID
 from tests.e2e.runner_play import Live
@@ -111,12 +112,18 @@ def test_an_empty_answer_denies(world, attached):
 
 def test_ctrl_c_interrupts_the_turn_and_a_second_one_detaches(attached):
     live, runner = attached()
+    first = time.monotonic()
     live.proc.send_signal(signal.SIGINT)
     assert runner.next_command()["kind"] == "interrupt"
     live.wait_for("[interrupt sent]", "stderr")
-    time.sleep(0.2)
+    runner.post(claude_lines("claude_interrupt.jsonl"))  # what Claude prints for it
+    live.wait_for("[turn interrupted]")
     assert live.proc.poll() is None  # one Ctrl-C only interrupts
-    live.proc.send_signal(signal.SIGINT)
+    time.sleep(max(0.0, first + DETACH_SECONDS + 0.3 - time.monotonic()))
+    live.proc.send_signal(signal.SIGINT)  # the window has passed: another interrupt
+    assert runner.next_command()["kind"] == "interrupt"
+    live.wait_for("[interrupt sent]", "stderr", count=2)
+    live.proc.send_signal(signal.SIGINT)  # within the window: detach
     assert live.end() == 130
     assert "[detached; the session goes on]" in live.stderr
-    assert runner.commands(wait=0.5) == []  # the second Ctrl-C interrupted nothing
+    assert runner.commands(wait=0.5) == []  # the detaching Ctrl-C interrupted nothing

@@ -67,10 +67,12 @@ def test_send_puts_the_prompt_on_the_channel_once_per_client_message_id(world):
 
 
 class DropFirstAnswer(BaseHTTPRequestHandler):
-    """Forwards every request to the upstream server; the first POST of .../messages is
-    forwarded too, but its answer is replaced by a 502: it reached the server, which acted."""
+    """Forwards every request to the upstream server; the first POST whose path holds
+    `part` is forwarded too, but its answer is replaced by a 502: it reached the server,
+    which acted."""
 
     upstream = None
+    part = None
     dropped = []
 
     def do_GET(self):  # noqa: N802 (http.server's naming)
@@ -85,7 +87,7 @@ class DropFirstAnswer(BaseHTTPRequestHandler):
         answer = requests.request(self.command, self.upstream + self.path, data=body,
                                   headers=headers, timeout=30)
         status, data = answer.status_code, answer.content
-        if self.command == "POST" and self.path.endswith("/messages") and not self.dropped:
+        if self.command == "POST" and self.part in self.path and not self.dropped:
             self.dropped.append(answer.status_code)
             status, data = 502, b"<html>bad gateway</html>"
         self.send_response(status)
@@ -99,8 +101,8 @@ class DropFirstAnswer(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def dropping_proxy(upstream):
-    handler = type("Handler", (DropFirstAnswer,), {"upstream": upstream, "dropped": []})
+def dropping_proxy(upstream, part):
+    handler = type("Handler", (DropFirstAnswer,), {"upstream": upstream, "part": part, "dropped": []})
     proxy = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=proxy.serve_forever, daemon=True)
     thread.start()
@@ -114,7 +116,7 @@ def dropping_proxy(upstream):
 def test_a_send_whose_answer_was_lost_is_retried_with_its_id_and_queued_once(world):
     server, runner_token, alice, _ = world
     runner = PlayedRunner(server, runner_token)
-    with dropping_proxy(server.base) as (proxy, handler):
+    with dropping_proxy(server.base, "/messages") as (proxy, handler):
         through = f"http://127.0.0.1:{proxy.server_address[1]}"
         code, out, err = turnlog(through, alice, "send", runner.sid, "exactly once")
     assert handler.dropped == [202]  # the first try was taken, its answer lost
@@ -158,6 +160,20 @@ def test_approve_answers_the_permission_and_the_second_answer_names_the_first(wo
     assert len(err.strip().splitlines()) == 1
     assert runner.commands(wait=0.5) == []
     assert runner.session(alice)["pending_permissions"] == []
+
+
+def test_an_answer_whose_reply_was_lost_is_repeated_and_found_to_be_the_winner(world):
+    server, runner_token, alice, _ = world
+    runner = PlayedRunner(server, runner_token)
+    up_to_the_permission(runner)
+    with dropping_proxy(server.base, "/permissions/") as (proxy, handler):
+        code, out, err = turnlog(f"http://127.0.0.1:{proxy.server_address[1]}", alice, "approve",
+                                 runner.sid, REQUEST_ID)
+    assert handler.dropped == [200] and "trying again" in err
+    assert code == 0, err
+    assert out.startswith(f"permission {REQUEST_ID}: allowed by alice")
+    assert runner.next_command()["behavior"] == "allow"
+    assert runner.commands(wait=0.5) == []  # answered once
 
 
 def test_approve_deny_with_a_message_reaches_the_runner_as_json(world):

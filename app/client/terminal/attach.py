@@ -224,6 +224,8 @@ class Attach:
                 renderer.handle(event)
                 if event.event in ("permission.requested", "permission.resolved"):
                     self.events.put((event.event.split(".")[1], json.loads(event.data)))
+                elif event.event == "turn.completed" and json.loads(event.data).get("interrupted"):
+                    self.screen.line("[turn interrupted]")  # follow shows nothing of it
         except (ApiError, Unreachable) as error:
             self.events.put(("error", explain(error, self.sid, self.client.server)))
             return

@@ -87,7 +87,7 @@ def approve(client, as_json, retry_for, deny, message, session_id, request_id):
     except ApiError as error:
         won = error.details.get("permission") or {}
         if not (error.code == "already_resolved" and tries.maybe_acted
-                and won.get("behavior") == behavior):
+                and won.get("state") == ("denied" if deny else "allowed")):
             _fail(error, session_id, client, as_json)
         # an earlier try of this command reached the server and (most likely) won
         answer = {"permission": won}
