@@ -3,7 +3,12 @@ the runner played over HTTP with the real Claude lines of tests/fixtures/interac
 a typed line reaches the command channel as a prompt and the reply shows; a permission
 asks `allow? [y/N]` with the tool and its input, and the answer typed resolves it; one
 answered elsewhere is shown and stops being asked; Ctrl-C interrupts, twice detaches."""
+import os
+import pty
 import signal
+import subprocess
+import sys
+import threading
 import time
 
 import pytest
@@ -11,6 +16,7 @@ import pytest
 from app.client.terminal.attach import DETACH_SECONDS
 from tests import servers
 from tests.e2e.runner_play import FIRST_UUID
+from tests.e2e.runner_play import TURNLOG
 from tests.e2e.runner_play import Live
 from tests.e2e.runner_play import PlayedRunner
 from tests.e2e.runner_play import claude_lines
@@ -127,3 +133,75 @@ def test_ctrl_c_interrupts_the_turn_and_a_second_one_detaches(attached):
     assert live.end() == 130
     assert "[detached; the session goes on]" in live.stderr
     assert runner.commands(wait=0.5) == []  # the detaching Ctrl-C interrupted nothing
+
+
+CONTROLLING_TTY = ("import fcntl, os, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0);"
+                   " os.execv(sys.argv[1], sys.argv[1:])")
+
+
+class InTerminal:
+    """`turnlog attach` on a pseudo-terminal of its own, as a person runs it: the tty's
+    line discipline turns Enter into a line, Ctrl-C into SIGINT, Ctrl-D into end of input."""
+
+    def __init__(self, server, token, sid):
+        self.master, slave = pty.openpty()
+        # a new session whose controlling tty is the pty (in the child, not by preexec_fn:
+        # this process has threads)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", CONTROLLING_TTY, str(TURNLOG), "attach", "--server",
+             server.base, "--token", token, sid],
+            stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+        os.close(slave)
+        self.seen = bytearray()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        while True:
+            try:
+                chunk = os.read(self.master, 65536)
+            except OSError:  # EIO: the other side is closed
+                return
+            if not chunk:
+                return
+            self.seen.extend(chunk)
+
+    def keys(self, data):
+        os.write(self.master, data)
+
+    def wait_for(self, text, seconds=30):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if text in self.seen.decode("utf-8", "replace"):
+                return
+            time.sleep(0.02)
+        raise AssertionError(f"{text!r} not on the terminal:\n{self.seen.decode('utf-8', 'replace')}")
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)
+        self.reader.join(timeout=5)
+        os.close(self.master)
+
+
+def test_in_a_real_terminal_enter_sends_y_allows_ctrl_c_interrupts_and_ctrl_d_detaches(world):
+    server, runner_token, alice = world
+    runner = PlayedRunner(server, runner_token)
+    up_to_the_permission(runner)
+    terminal = InTerminal(server, alice, runner.sid)
+    try:
+        terminal.wait_for("allow? [y/N] ")
+        terminal.keys(b"y\r")  # Enter, as a terminal sends it
+        assert runner.next_command()["behavior"] == "allow"
+        terminal.wait_for(f"[permission {REQUEST_ID}: allowed by alice")
+        terminal.keys(b"carry on\r")
+        assert runner.next_command()["content"] == "carry on"
+        terminal.keys(b"\x03")  # Ctrl-C
+        assert runner.next_command()["kind"] == "interrupt"
+        terminal.wait_for("[interrupt sent]")
+        terminal.keys(b"\x04")  # Ctrl-D at the start of a line: end of input
+        assert terminal.proc.wait(timeout=30) == 0
+        terminal.wait_for("[end of input: detached; the session goes on]")
+    finally:
+        terminal.close()

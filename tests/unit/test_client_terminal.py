@@ -106,6 +106,7 @@ def test_explain_names_the_answer_that_won_and_what_each_refusal_needs():
     completed = ApiError(409, "session_completed", "x", {"status": "failed"})
     assert f"session {SID} is failed" in explain(completed, SID)
     assert f"no session {SID}" in explain(ApiError(404, "session_not_found", "x"), SID)
+    assert explain(ApiError(404, "not_found", "no such route"), SID) == "404 not_found: no such route"
     assert "no permission request" in explain(
         ApiError(404, "permission_not_found", "session S has no permission request r-9"), SID)
     for status, code, details in [(401, "invalid_token", {}),
@@ -287,3 +288,13 @@ def test_screen_starts_notes_and_questions_on_a_line_of_their_own():
     screen.note("[a note]")
     screen.line(QUESTION, end="")
     assert out.getvalue() == "partial\n" + QUESTION and err.getvalue() == "[a note]\n"
+
+
+def test_on_a_terminal_the_echo_of_a_typed_answer_ends_the_question_line():
+    client = FakeClient(pending=[BASH])
+    out = io.StringIO()
+    terminal = Attach(client, SID, Screen(out, io.StringIO()), tty=True)
+    terminal.handle("requested", {"request_id": "r-1"})
+    terminal.ask_next()
+    terminal.handle("line", "y")  # the terminal echoed "y" and the Enter
+    assert out.getvalue().endswith(QUESTION + "[permission r-1: allowed by alice]\n")

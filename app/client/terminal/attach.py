@@ -66,6 +66,11 @@ class Screen:
             self._break()
             self._write(text + end)
 
+    def typed(self):
+        """A line was typed on the terminal: its echo ended the line the screen was on."""
+        with self._lock:
+            self._mid_line = False
+
     def note(self, text):
         """A line of attach's own on stderr."""
         with self._lock:
@@ -87,8 +92,9 @@ class Screen:
 class Attach:
     """One attached terminal: `run()` until the session ends or the person detaches."""
 
-    def __init__(self, client, session_id, screen, *, clock=time.monotonic):
+    def __init__(self, client, session_id, screen, *, clock=time.monotonic, tty=False):
         self.client, self.sid, self.screen, self.clock = client, session_id, screen, clock
+        self.tty = tty  # stdin is a terminal, which echoes what is typed (and ^C)
         self.events = queue.SimpleQueue()
         self.asking = None  # the pending permission whose answer the next line is
         self.candidates = {}  # request_id -> True: requested, not yet asked or dropped
@@ -145,6 +151,8 @@ class Attach:
         return None
 
     def _on_line(self, line):
+        if self.tty:
+            self.screen.typed()
         if self.asking is not None:
             self._answer(self.asking, answer_of(line))
         elif line.strip():
@@ -190,7 +198,7 @@ class Attach:
         except (ApiError, Unreachable) as error:
             self.screen.note(f"Error: {explain(error, self.sid)}")
         else:
-            self.screen.note("[interrupt sent]")
+            self.screen.note(("\n" if self.tty else "") + "[interrupt sent]")  # after the ^C echo
         self.screen.note(f"[Ctrl-C again within {DETACH_SECONDS:g} s detaches]")
 
     def ask_next(self):
@@ -271,7 +279,7 @@ def intro(session):
 def attach(client, session_id):
     """Follow SESSION live and drive it: a typed line is a prompt, a permission asks
     allow? [y/N], Ctrl-C interrupts the turn (twice: detach)."""
-    terminal = Attach(client, session_id, Screen())
+    terminal = Attach(client, session_id, Screen(), tty=sys.stdin.isatty())
     signal.signal(signal.SIGINT, terminal.on_sigint)
     try:
         try:

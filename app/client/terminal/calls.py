@@ -122,6 +122,8 @@ def _completed(error, session_id):
 def _not_found(error, session_id):
     if error.code == "permission_not_found":
         return f"{error.message} (see the pending ones with turnlog attach {session_id})"
+    if error.code != "session_not_found":  # no such route: an older server, say
+        return f"{error.status} {error.code}: {error.message}"
     return (f"no session {session_id} for this token (it does not exist, or it is another"
             " user's: a user token sees its own sessions, an admin's all)")
 
