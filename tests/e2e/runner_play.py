@@ -86,12 +86,12 @@ class PlayedRunner:
         return body["session"]
 
 
-def turnlog(server, token, *args, timeout=DEADLINE):
+def turnlog(server, token, *args, timeout=DEADLINE, stdin=None):
     """Run `turnlog ARGS --server ... --token ...` to its end: (exit code, stdout, stderr).
     `server` is a Gunicorn or a base URL."""
     command, rest = args[0], args[1:]
     done = subprocess.run([TURNLOG, command, "--server", getattr(server, "base", server), "--token", token, *rest],
-                          capture_output=True, text=True, timeout=timeout,
+                          capture_output=True, text=True, timeout=timeout, input=stdin,
                           env={k: v for k, v in os.environ.items() if k != "TURNLOG_TOKEN"})
     return done.returncode, done.stdout, done.stderr
 

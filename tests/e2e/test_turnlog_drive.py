@@ -64,6 +64,9 @@ def test_send_puts_the_prompt_on_the_channel_once_per_client_message_id(world):
     runner.post([line.replace(FIRST_UUID, command["uuid"]) for line in claude_lines()[:7]])
     pending = runner.session(alice)["pending_inputs"]
     assert [(i["client_message_id"], i["state"]) for i in pending] == [("c-7", "delivered")]
+    code, _, err = turnlog(server, alice, "send", runner.sid, "-", stdin="two\nlines\n")
+    assert code == 0, err
+    assert runner.next_command()["content"] == "two\nlines\n"
 
 
 class DropFirstAnswer(BaseHTTPRequestHandler):

@@ -298,3 +298,21 @@ def test_on_a_terminal_the_echo_of_a_typed_answer_ends_the_question_line():
     terminal.ask_next()
     terminal.handle("line", "y")  # the terminal echoed "y" and the Enter
     assert out.getvalue().endswith(QUESTION + "[permission r-1: allowed by alice]\n")
+
+
+class DownClient(FakeClient):
+    def get_session(self, _sid):
+        raise Unreachable("GET /x: refused")
+
+
+def test_a_failed_look_at_the_pending_permissions_waits_before_the_next():
+    now = [0.0]
+    err = io.StringIO()
+    terminal = Attach(DownClient(), SID, Screen(io.StringIO(), err), clock=lambda: now[0])
+    terminal.handle("requested", {"request_id": "r-1"})
+    for _ in range(5):  # idle ticks
+        terminal.ask_next()
+    assert err.getvalue().count("cannot reach the server") == 1
+    now[0] += 10
+    terminal.ask_next()
+    assert err.getvalue().count("cannot reach the server") == 2

@@ -40,6 +40,8 @@ from app.client.terminal.prompts import permission_card
 DETACH_SECONDS = 3.0
 # How often the main thread looks again when nothing came (the follower may have ended).
 IDLE_SECONDS = 0.5
+# After a failed look at the pending permissions, the next one waits this long.
+ASK_AGAIN_SECONDS = 5.0
 DETACHED, CTRL_C_EXIT = 0, 130
 
 
@@ -101,6 +103,7 @@ class Attach:
         self.seen = set()  # requests announced to this terminal
         self.answered = set()  # requests this terminal answered (their resolution is shown)
         self.last_ctrl_c = None
+        self.ask_again_at = 0.0
 
     def on_sigint(self, _signum, _frame):
         now = self.clock()
@@ -203,12 +206,14 @@ class Attach:
 
     def ask_next(self):
         """Ask about the oldest request the session still lists as pending."""
-        if self.asking is not None or not self.candidates:
+        if self.asking is not None or not self.candidates or self.clock() < self.ask_again_at:
             return
         try:
             pending = self.client.get_session(self.sid).get("pending_permissions") or []
         except (ApiError, Unreachable) as error:
-            self.screen.note(f"Error: {explain(error, self.sid)}")
+            self.screen.note(f"Error: {explain(error, self.sid)} (asking again in"
+                             f" {ASK_AGAIN_SECONDS:g} s)")
+            self.ask_again_at = self.clock() + ASK_AGAIN_SECONDS  # not at every idle tick
             return
         by_id = {p["request_id"]: p for p in pending}
         for rid in list(self.candidates):

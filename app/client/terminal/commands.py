@@ -59,7 +59,9 @@ session_argument = click.argument("session_id", metavar="SESSION", callback=chec
 @session_argument
 @click.argument("text")
 def send(client, as_json, retry_for, client_message_id, session_id, text):
-    """Send TEXT to the agent of SESSION as a prompt."""
+    """Send TEXT to the agent of SESSION as a prompt (`-`: read it from stdin)."""
+    if text == "-":
+        text = sys.stdin.read()
     message_id = client_message_id or new_message_id()
     answer = _perform(client, session_id, lambda: client.send_message(session_id, text, message_id),
                       repeatable=True, retry_for=retry_for, as_json=as_json)
