@@ -124,7 +124,7 @@ def test_a_send_whose_answer_was_lost_is_retried_with_its_id_and_queued_once(wor
         code, out, err = turnlog(through, alice, "send", runner.sid, "exactly once")
     assert handler.dropped == [202]  # the first try was taken, its answer lost
     assert code == 0, err
-    assert "502" in err and "trying again" in err
+    assert "502" in err and "retrying in" in err
     assert out.startswith("input 1 queued")  # the retry found the input the first try queued
     assert runner.next_command()["content"] == "exactly once"
     assert runner.commands(wait=1.0) == []
@@ -136,7 +136,7 @@ def test_a_send_waits_for_a_server_that_is_not_up_yet(world):
     servers.kill_hard(server)
     sending = Live(server, alice, "send", runner.sid, "after the restart")
     try:
-        sending.wait_for("trying again", "stderr")  # refused: the server is down
+        sending.wait_for("retrying in", "stderr")  # refused: the server is down
         with servers.gunicorn_again(server):
             assert sending.end(60) == 0, sending.stderr
             assert sending.stdout.startswith("input 1 queued")
@@ -172,7 +172,7 @@ def test_an_answer_whose_reply_was_lost_is_repeated_and_found_to_be_the_winner(w
     with dropping_proxy(server.base, "/permissions/") as (proxy, handler):
         code, out, err = turnlog(f"http://127.0.0.1:{proxy.server_address[1]}", alice, "approve",
                                  runner.sid, REQUEST_ID)
-    assert handler.dropped == [200] and "trying again" in err
+    assert handler.dropped == [200] and "retrying in" in err
     assert code == 0, err
     assert out.startswith(f"permission {REQUEST_ID}: allowed by alice")
     assert runner.next_command()["behavior"] == "allow"

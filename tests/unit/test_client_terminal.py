@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from app.client.errors import ApiError
+from app.client.errors import Misconfigured
 from app.client.errors import Unreachable
 from app.client.terminal import COMMANDS
 from app.client.terminal.attach import Attach
@@ -113,7 +114,10 @@ def test_explain_names_the_answer_that_won_and_what_each_refusal_needs():
                                   (403, "wrong_token_kind", {"token_kind": "runner"})]:
         assert "user token" in explain(ApiError(status, code, "x", details), SID)
     assert "a runner token cannot" in explain(ApiError(403, "not_permitted", "x", {"token_kind": "runner"}), SID)
-    assert explain(Unreachable("GET /x: refused"), SID, "http://h").startswith("cannot reach the server http://h")
+    unreachable = "cannot reach http://h: connection refused (GET /x)"
+    assert explain(Unreachable(unreachable), SID) == unreachable
+    assert explain(Misconfigured("--server h has no scheme: use http://h"), SID) \
+        == "--server h has no scheme: use http://h"
     assert explain(ApiError(422, "validation_error", "bad field"), SID) == "422 validation_error: bad field"
 
 
@@ -172,6 +176,14 @@ def test_bad_command_lines_are_usage_errors(args, needs, monkeypatch):
     by_name = {command.name: command for command in COMMANDS}
     result = CliRunner().invoke(by_name[args[0]], args[1:])
     assert result.exit_code == 2 and needs in result.output
+
+
+@pytest.mark.parametrize("name", ["send", "attach"])
+def test_a_server_url_that_cannot_be_right_exits_125_naming_the_fix(name):
+    by_name = {command.name: command for command in COMMANDS}
+    args = ["--server", "127.0.0.1:8000", "--token", "t", SID] + (["hi"] if name == "send" else [])
+    result = CliRunner().invoke(by_name[name], args)
+    assert result.exit_code == 125 and "use http://127.0.0.1:8000" in result.output
 
 
 def test_the_five_commands_are_there_with_their_options():
@@ -302,7 +314,7 @@ def test_on_a_terminal_the_echo_of_a_typed_answer_ends_the_question_line():
 
 class DownClient(FakeClient):
     def get_session(self, _sid):
-        raise Unreachable("GET /x: refused")
+        raise Unreachable("cannot reach http://fake: connection refused (GET /x)")
 
 
 def test_a_failed_look_at_the_pending_permissions_waits_before_the_next():
@@ -312,7 +324,7 @@ def test_a_failed_look_at_the_pending_permissions_waits_before_the_next():
     terminal.handle("requested", {"request_id": "r-1"})
     for _ in range(5):  # idle ticks
         terminal.ask_next()
-    assert err.getvalue().count("cannot reach the server") == 1
+    assert err.getvalue().count("cannot reach http://fake") == 1
     now[0] += 10
     terminal.ask_next()
-    assert err.getvalue().count("cannot reach the server") == 2
+    assert err.getvalue().count("cannot reach http://fake") == 2

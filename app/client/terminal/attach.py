@@ -23,9 +23,12 @@ import time
 
 import click
 
+from app.client.commands import ConfigurationError
 from app.client.errors import ApiError
+from app.client.errors import Misconfigured
 from app.client.errors import Unreachable
 from app.client.render import Renderer
+from app.client.render import header
 from app.client.terminal.calls import RETRY_SECONDS
 from app.client.terminal.calls import explain
 from app.client.terminal.calls import resolution_text
@@ -226,21 +229,25 @@ class Attach:
                 self.screen.line(text)
             self.screen.line(QUESTION, end="")
 
+    def _on_follow_retry(self, reason, delay, tries):
+        if tries == 1 or tries % 10 == 0:  # as `turnlog follow` says it
+            self.screen.note(f"[{reason}; retrying in {delay:.1f} s (try {tries})]")
+
     def _on_retry(self, error, delay):
-        self.screen.note(f"[{error}; trying again in {delay:.1f} s]")
+        self.screen.note(f"[{error}; retrying in {delay:.1f} s]")
 
     def _follow(self):
         renderer = Renderer(self.screen.write, self.screen.write)
         follower = self.client.with_token(self.client.token)  # its own HTTP session
         try:
-            for event in follower.follow(self.sid):
+            for event in follower.follow(self.sid, on_retry=self._on_follow_retry):
                 renderer.handle(event)
                 if event.event in ("permission.requested", "permission.resolved"):
                     self.events.put((event.event.split(".")[1], json.loads(event.data)))
                 elif event.event == "turn.completed" and json.loads(event.data).get("interrupted"):
                     self.screen.line("[turn interrupted]")  # follow shows nothing of it
         except (ApiError, Unreachable) as error:
-            self.events.put(("error", explain(error, self.sid, self.client.server)))
+            self.events.put(("error", explain(error, self.sid)))
             return
         self.events.put(("end", None))
 
@@ -265,13 +272,13 @@ class Attach:
 
 def intro(session):
     """The first note: which session, and what can be done to it now (or why not)."""
-    sid, status = session.get("session_id"), session.get("status")
-    if status != "running":
-        return f"[session {sid} is {status}: its transcript follows; nothing can be sent]"
+    if session.get("status") != "running":
+        return f"[{header(session)}: its transcript follows; nothing can be sent]"
     controls = session.get("controls") or {}
     reasons = controls.get("reasons") or {}
-    lines = [f"[attached to session {sid}: type a prompt and Enter to send it; Ctrl-C"
-             f" interrupts the agent's turn, twice within {DETACH_SECONDS:g} s detaches]"]
+    lines = [f"[attached to {header(session)}]",
+             f"[type a prompt and Enter to send it; Ctrl-C interrupts the agent's turn, twice"
+             f" within {DETACH_SECONDS:g} s detaches]"]
     for control in ("send", "permissions", "interrupt"):
         if control in reasons:
             lines.append(f"[{control}: {reasons[control]}]")
@@ -289,8 +296,10 @@ def attach(client, session_id):
     try:
         try:
             terminal.start()
+        except Misconfigured as wrong:
+            raise ConfigurationError(wrong.message) from None
         except (ApiError, Unreachable) as error:
-            raise click.ClickException(explain(error, session_id, client.server)) from None
+            raise click.ClickException(explain(error, session_id)) from None
         code = terminal.run()
     except Detach:
         terminal.screen.note("[detached; the session goes on]")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from app.client.backoff import Backoff
 from app.client.errors import ApiError
+from app.client.errors import Misconfigured
 from app.client.errors import Unreachable
 
 RETRY_SECONDS = 30.0
@@ -73,10 +74,10 @@ def _maybe_acted(error):
     return error.status >= 500 and error.status != 503
 
 
-def explain(error, session_id, server=None):
+def explain(error, session_id):
     """One line saying why a driving request failed and, where there is one, what to do."""
-    if isinstance(error, Unreachable):
-        return f"cannot reach the server{f' {server}' if server else ''}: {error}"
+    if isinstance(error, (Unreachable, Misconfigured)):
+        return str(error)  # it names the server and the request (Misconfigured: the fix)
     handler = _BY_CODE.get(error.code) or _BY_STATUS.get(error.status)
     if handler is not None:
         return handler(error, session_id)

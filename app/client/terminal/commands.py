@@ -4,7 +4,7 @@ Each takes the server URL and a user token as `turnlog follow` does, makes one r
 (repeated after a failure only where a repeat cannot do the thing twice: app/client/terminal/calls.py),
 and prints one line (`--json`: the server's answer). Exit 0 when the server took it,
 1 when it refused or could not be reached (one `Error:` line saying why), 2 for a bad
-command line.
+command line, 125 for a --server that cannot be right.
 """
 import functools
 import json
@@ -13,11 +13,13 @@ import uuid
 
 import click
 
+from app.client.commands import ConfigurationError
 from app.client.commands import check_session_id
 from app.client.commands import read_token
 from app.client.commands import server_option
 from app.client.commands import token_options
 from app.client.errors import ApiError
+from app.client.errors import Misconfigured
 from app.client.errors import Unreachable
 from app.client.http import Client
 from app.client.terminal.calls import RETRY_SECONDS
@@ -63,7 +65,7 @@ def send(client, as_json, retry_for, client_message_id, session_id, text):
     if text == "-":
         text = sys.stdin.read()
     message_id = client_message_id or new_message_id()
-    answer = _perform(client, session_id, lambda: client.send_message(session_id, text, message_id),
+    answer = _perform(session_id, lambda: client.send_message(session_id, text, message_id),
                       repeatable=True, retry_for=retry_for, as_json=as_json)
     item = answer["input"]
     waits = "" if answer.get("runner_attached") else "; no runner is attached: it waits for one"
@@ -90,11 +92,11 @@ def approve(client, as_json, retry_for, deny, message, session_id, request_id):
         won = error.details.get("permission") or {}
         if not (error.code == "already_resolved" and tries.maybe_acted
                 and won.get("state") == ("denied" if deny else "allowed")):
-            _fail(error, session_id, client, as_json)
+            _fail(error, session_id, as_json)
         # an earlier try of this command reached the server and (most likely) won
         answer = {"permission": won}
     except Unreachable as error:
-        _fail(error, session_id, client, as_json)
+        _fail(error, session_id, as_json)
     _say(as_json, answer, f"permission {request_id}: {resolution_text(answer['permission'])}")
 
 
@@ -104,7 +106,7 @@ def approve(client, as_json, retry_for, deny, message, session_id, request_id):
 @session_argument
 def interrupt(client, as_json, retry_for, session_id):
     """Stop the current turn of SESSION's agent; the session stays open."""
-    answer = _perform(client, session_id, lambda: client.interrupt(session_id), repeatable=False,
+    answer = _perform(session_id, lambda: client.interrupt(session_id), repeatable=False,
                       retry_for=retry_for, as_json=as_json)
     _say(as_json, answer, _queued("interrupt", answer))
 
@@ -115,7 +117,7 @@ def interrupt(client, as_json, retry_for, session_id):
 @session_argument
 def stop(client, as_json, retry_for, session_id):
     """End SESSION's agent; the session completes."""
-    answer = _perform(client, session_id, lambda: client.stop(session_id), repeatable=True,
+    answer = _perform(session_id, lambda: client.stop(session_id), repeatable=True,
                       retry_for=retry_for, as_json=as_json)
     _say(as_json, answer, _queued("stop", answer))
 
@@ -134,27 +136,30 @@ def _queued(kind, answer):
     return f"{kind} queued (command {command['command_id']}){waits}"
 
 
-def _perform(client, session_id, call, *, repeatable, retry_for, as_json):
+def _perform(session_id, call, *, repeatable, retry_for, as_json):
     try:
         return with_retries(call, repeatable, budget=retry_for, on_retry=_on_retry)
     except (ApiError, Unreachable) as error:
-        _fail(error, session_id, client, as_json)
+        _fail(error, session_id, as_json)
 
 
 def _on_retry(error, delay):
-    click.echo(f"turnlog: {error}; trying again in {delay:.1f} s", err=True)
+    click.echo(f"turnlog: {error}; retrying in {delay:.1f} s", err=True)
 
 
 def _say(as_json, answer, line):
     click.echo(json.dumps(answer) if as_json else line)
 
 
-def _fail(error, session_id, client, as_json):
-    """Print why (with --json also the error on stdout) and exit 1."""
+def _fail(error, session_id, as_json):
+    """Print why (with --json also the error on stdout) and exit 1; a --server that
+    cannot be right exits 125, as for every client command."""
+    if isinstance(error, Misconfigured):
+        raise ConfigurationError(error.message)
     if as_json:
         body = ({"status": error.status, "code": error.code, "message": error.message,
                  "details": error.details} if isinstance(error, ApiError)
                 else {"status": None, "code": "unreachable", "message": str(error), "details": {}})
         click.echo(json.dumps({"error": body}))
-    click.echo(f"Error: {explain(error, session_id, client.server)}", err=True)
+    click.echo(f"Error: {explain(error, session_id)}", err=True)
     sys.exit(1)
