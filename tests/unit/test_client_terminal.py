@@ -15,6 +15,7 @@ from app.client.terminal.attach import Detach
 from app.client.terminal.attach import Screen
 from app.client.terminal.attach import intro
 from app.client.terminal.calls import Tries
+from app.client.terminal.calls import answer_once
 from app.client.terminal.calls import explain
 from app.client.terminal.calls import resolution_text
 from app.client.terminal.calls import retryable
@@ -328,3 +329,21 @@ def test_a_failed_look_at_the_pending_permissions_waits_before_the_next():
     now[0] += 10
     terminal.ask_next()
     assert err.getvalue().count("cannot reach http://fake") == 2
+
+
+class LostAnswer(FakeClient):
+    """The first answer is taken, but its reply is lost (a 502 after the server acted)."""
+
+    def answer_permission(self, sid, request_id, behavior, message=None):
+        if not self.answers:
+            super().answer_permission(sid, request_id, behavior, message)
+            raise ApiError(502, "http_502", "bad gateway")
+        return super().answer_permission(sid, request_id, behavior, message)
+
+
+def test_a_repeated_answer_that_finds_its_own_earlier_try_won_succeeds():
+    answer = answer_once(LostAnswer(), SID, "r-1", "allow", budget=5, on_retry=lambda *a: None)
+    assert answer["permission"]["state"] == "allowed"
+    with pytest.raises(ApiError) as refused:  # found resolved otherwise than asked: not its own
+        answer_once(LostAnswer(), SID, "r-1", "deny", budget=5, on_retry=lambda *a: None)
+    assert refused.value.code == "already_resolved"

@@ -30,6 +30,7 @@ from app.client.errors import Unreachable
 from app.client.render import Renderer
 from app.client.render import header
 from app.client.terminal.calls import RETRY_SECONDS
+from app.client.terminal.calls import answer_once
 from app.client.terminal.calls import explain
 from app.client.terminal.calls import resolution_text
 from app.client.terminal.calls import with_retries
@@ -181,8 +182,7 @@ class Attach:
         self.asking = None
         self.candidates.pop(rid, None)
         try:
-            answer = with_retries(lambda: self.client.answer_permission(self.sid, rid, behavior),
-                                  True, budget=RETRY_SECONDS, on_retry=self._on_retry)
+            answer = answer_once(self.client, self.sid, rid, behavior, on_retry=self._on_retry)
         except (ApiError, Unreachable) as error:
             self.screen.note(f"Error: {explain(error, self.sid)}")
             return

@@ -68,6 +68,25 @@ def with_retries(call, repeatable, *, budget=RETRY_SECONDS, on_retry=None, tries
             sleep(delay)
 
 
+def answer_once(client, session_id, request_id, behavior, message=None, *, budget=RETRY_SECONDS,
+                on_retry=None):
+    """Answer a permission, repeating as `with_retries` does: `{"permission"}`. When a
+    repeat finds it resolved as asked after a try that may have reached the server, that
+    try is taken to be the one that won (the answer that won is returned); any other
+    already_resolved is raised, naming the winner."""
+    tries = Tries()
+    try:
+        return with_retries(
+            lambda: client.answer_permission(session_id, request_id, behavior, message),
+            True, budget=budget, on_retry=on_retry, tries=tries)
+    except ApiError as error:
+        won = error.details.get("permission") or {}
+        wanted = "allowed" if behavior == "allow" else "denied"
+        if error.code == "already_resolved" and tries.maybe_acted and won.get("state") == wanted:
+            return {"permission": won}
+        raise
+
+
 def _maybe_acted(error):
     if isinstance(error, Unreachable):
         return error.reached

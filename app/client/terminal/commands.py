@@ -23,7 +23,7 @@ from app.client.errors import Misconfigured
 from app.client.errors import Unreachable
 from app.client.http import Client
 from app.client.terminal.calls import RETRY_SECONDS
-from app.client.terminal.calls import Tries
+from app.client.terminal.calls import answer_once
 from app.client.terminal.calls import explain
 from app.client.terminal.calls import resolution_text
 from app.client.terminal.calls import with_retries
@@ -82,20 +82,10 @@ def send(client, as_json, retry_for, client_message_id, session_id, text):
 @click.argument("request_id")
 def approve(client, as_json, retry_for, deny, message, session_id, request_id):
     """Allow (or --deny) the pending permission REQUEST_ID of SESSION."""
-    behavior = "deny" if deny else "allow"
-    tries = Tries()
     try:
-        answer = with_retries(
-            lambda: client.answer_permission(session_id, request_id, behavior, message),
-            True, budget=retry_for, on_retry=_on_retry, tries=tries)
-    except ApiError as error:
-        won = error.details.get("permission") or {}
-        if not (error.code == "already_resolved" and tries.maybe_acted
-                and won.get("state") == ("denied" if deny else "allowed")):
-            _fail(error, session_id, as_json)
-        # an earlier try of this command reached the server and (most likely) won
-        answer = {"permission": won}
-    except Unreachable as error:
+        answer = answer_once(client, session_id, request_id, "deny" if deny else "allow",
+                             message, budget=retry_for, on_retry=_on_retry)
+    except (ApiError, Unreachable) as error:
         _fail(error, session_id, as_json)
     _say(as_json, answer, f"permission {request_id}: {resolution_text(answer['permission'])}")
 
