@@ -75,7 +75,8 @@ def test_a_typed_line_is_a_prompt_and_a_permission_is_answered_from_the_terminal
     assert card.endswith("unless answered)\nallow? [y/N] ")
     live.type("y")
     answer = runner.next_command()
-    assert (answer["kind"], answer["request_id"], answer["behavior"]) == ("permission", REQUEST_ID, "allow")
+    assert (answer["kind"], answer["request_id"], answer["behavior"], answer["state"]) == (
+        "permission", REQUEST_ID, "allow", "allowed")
     live.wait_for(f"[permission {REQUEST_ID}: allowed by alice")
     permission = runner.session(alice)
     assert permission["pending_permissions"] == []
