@@ -8,6 +8,7 @@ the API should be) is `Misconfigured`, an ApiError retrying cannot fix.
 """
 import email.utils
 import time
+from urllib.parse import quote
 from urllib.parse import urlsplit
 
 import requests
@@ -83,6 +84,27 @@ class Client:
         """The runner acted on command `command_id` (`done`) or could not (`failed`)."""
         body = {"outcome": outcome} | ({"reason": reason} if reason else {})
         return self.call("POST", f"{API}/{session_id}/commands/{int(command_id)}/ack", body)
+
+    def send_message(self, session_id, content, client_message_id):
+        """Queue a prompt for the session's agent; the same `client_message_id` again finds
+        the input queued before (a retry never duplicates): `{"input", "runner_attached"}`."""
+        body = {"content": content, "client_message_id": client_message_id}
+        return self.call("POST", f"{API}/{session_id}/messages", body)
+
+    def answer_permission(self, session_id, request_id, behavior, message=None):
+        """Allow or deny a pending permission request (the first answer wins):
+        `{"permission"}`."""
+        body = {"behavior": behavior} | ({"message": message} if message is not None else {})
+        return self.call("POST", f"{API}/{session_id}/permissions/{quote(request_id, safe='')}",
+                         body)
+
+    def interrupt(self, session_id):
+        """Stop the agent's current turn: `{"command", "runner_attached"}`."""
+        return self.call("POST", f"{API}/{session_id}/interrupt", {})
+
+    def stop(self, session_id):
+        """End the agent; the session completes: `{"command", "runner_attached"}`."""
+        return self.call("POST", f"{API}/{session_id}/stop", {})
 
     def get_session(self, session_id):
         """The session with its first page of messages."""
