@@ -227,9 +227,9 @@ class FakeClient:
         return {"command": {"command_id": 1}, "runner_attached": True}
 
 
-def attached(client):
+def attached(fake_client):
     out, err = io.StringIO(), io.StringIO()
-    return Attach(client, SID, Screen(out, err)), out, err
+    return Attach(fake_client, SID, Screen(out, err)), out, err
 
 
 def test_attach_asks_a_pending_permission_and_the_next_line_answers_it():
