@@ -116,6 +116,20 @@ def test_a_command_acted_on_before_is_only_acknowledged_again():
         ("ack", 7, "done", None), ("ack", 8, "done", None), ("ack", 8, "done", None)]
 
 
+def test_an_input_a_killed_run_wrote_is_posted_as_its_prompt_line_once_acknowledged_again():
+    made, journal = commander(done={7, 9})
+    emitted = []
+    made.driver.emit = emitted.append
+    made.handle({"command_id": 7, "kind": "input", "uuid": "u", "content": "ünce"})
+    made.handle({"command_id": 9, "kind": "interrupt"})  # only an input has a prompt line
+    made.handle({"command_id": 8, "kind": "input", "uuid": "v", "content": "new"})
+    made.handle({"command_id": 8, "kind": "input", "uuid": "v", "content": "new"})  # resent
+    # the agent's own echo names an input of this run: no line of the runner's for it
+    assert [json.loads(text) for text in emitted] == [
+        {"type": "turnlog.user", "uuid": "u", "content": "ünce"}]
+    assert journal.index(("ack", 7, "done", None)) < journal.index(("send", "v", "new"))
+
+
 def test_what_the_agent_cannot_take_is_acknowledged_failed_with_the_reason():
     made, journal = commander(offers=("interrupt", "stop"))
     made.handle({"command_id": 1, "kind": "input", "uuid": "u", "content": "x"})
