@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 
 from app.core.clock import from_iso
+from app.db import writing
+from app.services import tokens
 from tests import servers
 from tests.agents import anthropic
 from tests.agents import clis
@@ -67,13 +69,20 @@ class Stack:
     tmp: Path
 
 
+def issue_tokens(app):
+    """(runner token of machine m1 for alice, alice's user token), issued on the test's
+    database in this process: `flask create-*-token` would cost a start of the app each."""
+    with app.app_context():
+        return (tokens.issue("runner", "m1", writing(), users=["alice"])[1],
+                tokens.issue("user", "alice", writing())[1])
+
+
 @pytest.fixture
-def stack(database_url, tmp_path):
+def stack(app, database_url, tmp_path):
+    # `app` makes the database a copy of the migrated template: gunicorn's db-upgrade is a no-op
     (tmp_path / "server").mkdir()
     with servers.gunicorn(tmp_path / "server", auth=True, database_url=database_url) as server:
-        runner_token = server.new_token("create-runner-token", "--machine", "m1", "--user", "alice")
-        alice = server.new_token("create-user-token", "--user", "alice")
-        yield Stack(server, runner_token, alice, tmp_path)
+        yield Stack(server, *issue_tokens(app), tmp_path)
 
 
 class Runner:
@@ -400,7 +409,7 @@ def test_a_runner_killed_between_delivery_and_ack_then_resumed_gives_the_prompt_
 
 
 def test_a_prompt_posted_to_one_instance_reaches_the_agent_of_a_runner_on_another(
-        backend, database_url, rows, tmp_path):
+        backend, app, database_url, rows, tmp_path):
     """PostgreSQL, two gunicorn instances on one database: the runner reads its commands
     from the first, alice posts to the second, and the prompt reaches Claude (its model
     call) in well under the instances' poll interval: by the NOTIFY fan-out."""
@@ -412,8 +421,7 @@ def test_a_prompt_posted_to_one_instance_reaches_the_agent_of_a_runner_on_anothe
     with servers.gunicorn(tmp_path / "one", env=env, auth=True, database_url=database_url) as one, \
             servers.gunicorn(tmp_path / "two", env=env, auth=True, database_url=database_url) as two, \
             anthropic.server(SCENARIO) as model:
-        stack = Stack(one, one.new_token("create-runner-token", "--machine", "m1", "--user", "alice"),
-                      one.new_token("create-user-token", "--user", "alice"), tmp_path)
+        stack = Stack(one, *issue_tokens(app), tmp_path)
         agent = clis.Agent.setup("claude", tmp_path / "agent", model.base)
         runner = Runner(stack, agent, one.base)
         try:
