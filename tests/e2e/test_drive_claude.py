@@ -443,16 +443,18 @@ def test_a_prompt_posted_to_one_instance_reaches_the_agent_of_a_runner_on_anothe
         assert [m["content"] for m in alice.messages() if m["role"] == "user"] == [
             f"Quick question {n}." for n in range(FAN_OUT_PROMPTS)]
         assert alice.session()["stopped_by"] == "alice"
-    seconds.sort()
-    median = seconds[len(seconds) // 2]
+    first, later = seconds[0], sorted(seconds[1:])
     # the server's part: the command stored (instance two) -> its ack stored (instance one)
     acked = sorted((from_iso(done) - from_iso(made)).total_seconds() for made, done in rows(
         "SELECT created_at, acked_at FROM session_commands WHERE kind = 'input'"))
     assert len(acked) == FAN_OUT_PROMPTS
     record("interactive, real Claude CLI, two instances [postgresql]",
-           post_to_model_p50_ms=round(median * 1000), post_to_model_max_ms=round(seconds[-1] * 1000),
            command_to_ack_p50_ms=round(acked[len(acked) // 2] * 1000),
-           command_to_ack_max_ms=round(acked[-1] * 1000))
-    # loose on a loaded machine (goal: under 1 s); a poll of the database would take
-    # SLOW_POLL_SECONDS / 2 on average
-    assert median < 1.5 and seconds[-1] < SLOW_POLL_SECONDS, seconds
+           command_to_ack_max_ms=round(acked[-1] * 1000),
+           first_post_to_model_ms=round(first * 1000),  # with the CLI's own first-turn setup
+           post_to_model_p50_ms=round(later[len(later) // 2] * 1000),
+           post_to_model_max_ms=round(later[-1] * 1000))
+    # loose on a loaded machine (the goal: under 1 s). A poll of the database would take
+    # SLOW_POLL_SECONDS / 2 on average: the NOTIFY carried each one
+    assert acked[len(acked) // 2] < 1 and acked[-1] < SLOW_POLL_SECONDS / 2, acked
+    assert later[len(later) // 2] < 1.5, seconds
