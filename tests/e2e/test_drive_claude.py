@@ -293,7 +293,9 @@ def allowed(alice, runner, proxy, events, agent, runner_token):
     requested = until(lambda: [e for e in events.named("permission.requested")
                                if e["request_id"] == ask["request_id"]], "permission.requested")
     assert requested[0]["tool_name"] == "Bash"
-    for token in (writer_token(proxy), runner_token):  # an agent must not approve itself
+    write_token = writer_token(proxy)
+    assert write_token != runner_token  # the session's own token, issued when it opened
+    for token in (write_token, runner_token):  # an agent must not approve itself
         status, body = alice.answer(ask["request_id"], "allow", token=token)
         assert status == 403, body
     status, body = alice.answer(ask["request_id"], "allow")
