@@ -5,6 +5,7 @@ import json
 import subprocess
 
 import requests
+import urllib3
 
 from app.client.drivers import DriveFailed
 from app.client.drivers import NotSupported
@@ -174,13 +175,18 @@ def test_acks_are_retried_while_the_server_is_busy_and_given_up_on_a_refusal():
 
 
 class FakeResponse:
-    def __init__(self, chunks, then=None):
-        self.chunks, self.then, self.closed = chunks, then, False
+    """A streamed response: `raw.read1` gives `chunks` one by one, then raises `then`."""
 
-    def iter_content(self, chunk_size=None):
-        yield from self.chunks
+    def __init__(self, chunks, then=None):
+        self.chunks, self.then, self.closed = list(chunks), then, False
+        self.raw = self
+
+    def read1(self, size=-1, decode_content=None):
+        if self.chunks:
+            return self.chunks.pop(0)
         if self.then is not None:
             raise self.then
+        return b""
 
     def close(self):
         self.closed = True
@@ -230,3 +236,15 @@ def test_the_channel_resumes_after_the_last_command_it_handled_and_stops_at_a_40
     assert streams.opened[0][0] == "/api/remote/sessions/S/commands"
     assert any("not JSON" in line for line in logged)
     assert any("no more commands" in line for line in logged)
+
+
+def test_a_stream_urllib3_drops_is_resumed_like_any_other_drop():
+    streams = FakeStreams([
+        FakeResponse([event(1)], then=urllib3.exceptions.ProtocolError("connection broken")),
+        FakeResponse([event(2)]),
+        ApiError(409, "session_completed", "done"),
+    ])
+    handled = []
+    Channel(streams, "S", lambda command: handled.append(command["command_id"]),
+            log=lambda line: None, backoff=NoWait()).run()
+    assert handled == [1, 2] and [last for _, last in streams.opened] == [None, "1", "2"]

@@ -23,6 +23,7 @@ from app.client.drivers import NotSupported
 from app.client.errors import ApiError
 from app.client.errors import Unreachable
 from app.client.sse import SseParser
+from app.client.sse import arriving
 
 API = "/api/remote/sessions"
 # The server sends a keep-alive comment every KEEPALIVE_SECONDS (15 by default); three
@@ -219,7 +220,7 @@ class Channel:
     def _read(self, response):
         parser = SseParser()
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        for chunk in response.iter_content(chunk_size=None):
+        for chunk in arriving(response):
             for event in parser.feed(decoder.decode(chunk)):
                 if self.closing.is_set():
                     return
