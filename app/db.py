@@ -152,7 +152,8 @@ def notification_listener(channel=live_notify.CHANNEL):
     engine = db.engine
     if not live_notify.supported(engine):
         return None
-    return lambda on_notify, stop: live_notify.listen(engine, on_notify, stop=stop, channel=channel)
+    return lambda on_notify, stop, on_listening=None: live_notify.listen(
+        engine, on_notify, stop=stop, channel=channel, on_listening=on_listening)
 
 
 def migrations_dir():

@@ -4,8 +4,16 @@ Feed it text as it arrives; it hands back each event at the blank line that ends
 it. Lines end in LF, CRLF or CR (a CR at the end of a chunk waits for the next
 one, which may hold its LF). Comments (`:`) are skipped, `retry:` is kept, and
 the last event id persists across events, as EventSource's does.
+
+`arriving(response)` reads a streamed response's body as it comes, whatever framing
+the HTTP layer gives it.
 """
 from dataclasses import dataclass
+
+import requests
+import urllib3
+
+READ_BYTES = 65536
 
 
 @dataclass(frozen=True)
@@ -77,3 +85,21 @@ def _first_break(buffer):
     if cr + 1 == len(buffer):
         return None  # the LF of a CRLF may be in the next chunk
     return (cr, cr + 2) if buffer[cr + 1] == "\n" else (cr, cr + 1)
+
+
+def arriving(response, size=READ_BYTES):
+    """The body of a streamed requests `response`, in pieces as they arrive.
+
+    `iter_content(None)` does so for a chunked body only: one neither chunked nor sized
+    (an HTTP/1.0 proxy's answer, which ends at the close) it hands over whole at its
+    end, and a stream of commands or events has none. urllib3's errors are raised as
+    requests' (a dropped stream is a `requests.RequestException` either way).
+    """
+    while True:
+        try:
+            chunk = response.raw.read1(size, decode_content=True)
+        except urllib3.exceptions.HTTPError as err:
+            raise requests.exceptions.ConnectionError(err) from err
+        if not chunk:
+            return
+        yield chunk

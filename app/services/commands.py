@@ -38,8 +38,10 @@ class CommandBell:
     """Wakes the runners of a session waiting in this process. `ring(session_id)` after
     a command for it is committed; a waiter takes `mark(session_id)` before it reads,
     then `wait(session_id, mark, timeout)`, so a ring between its read and its wait is
-    not missed (the wait returns at once). `listen(on_notify, stop)` (optional: PostgreSQL) rings for the commands
-    other instances queue, while anyone here waits."""
+    not missed (the wait returns at once). `listen(on_notify, stop, on_listening=)`
+    (optional: PostgreSQL) rings for the commands other instances queue, while anyone
+    here waits; each time it starts listening, every mark taken before is rung (a
+    command committed before its LISTEN notified no one)."""
 
     def __init__(self, listen=None, start=_start_daemon):
         self._listen = listen
@@ -50,11 +52,12 @@ class CommandBell:
         self._waiting = {}  # session_id -> waiters
         self._listening = False
         self._generation = 0
+        self._epoch = 0  # listener (re)connections: a mark older than the last one is rung
 
     def mark(self, session_id):
         """Where the session's rings stand now, for a following `wait`."""
         with self._lock:
-            return self._rings.get(session_id, 0)
+            return self._rings.get(session_id, 0), self._epoch
 
     def ring(self, session_id):
         """A command for `session_id` was committed: wake its waiters. Counted whether or
@@ -73,10 +76,11 @@ class CommandBell:
             self._listening = self._listening or start_listener
             generation = self._generation
         if start_listener:
-            self._start(lambda: self._listen(self.ring, lambda: self._generation != generation))
+            self._start(lambda: self._listen(self.ring, lambda: self._generation != generation,
+                                             on_listening=self._listening_now))
         try:
             with self._lock:
-                while self._rings.get(session_id, 0) == mark:
+                while (self._rings.get(session_id, 0), self._epoch) == mark:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         return False
@@ -84,6 +88,14 @@ class CommandBell:
                 return True
         finally:
             self._leave(session_id)
+
+    def _listening_now(self):
+        """The listener's LISTEN took effect: wake every waiter, and every mark taken
+        before, to read once more (a runner that began to wait as the listener started
+        would otherwise sleep a whole poll interval over a command queued meanwhile)."""
+        with self._lock:
+            self._epoch += 1
+            self._condition.notify_all()
 
     def waiting(self, session_id=None):
         """How many runners wait (on `session_id`, or on any session)."""

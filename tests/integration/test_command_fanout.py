@@ -8,7 +8,10 @@ import time
 import pytest
 
 from app import create_app
+from app import db as db_module
+from app.control import channel
 from app.extensions import db
+from app.services.commands import CommandBell
 from app.storage import live_notify
 
 SESSIONS = "/api/remote/sessions"
@@ -61,3 +64,37 @@ def test_without_a_notification_the_read_interval_brings_it(app):
     seconds, body = run_fan_out(app, poll_seconds=0.1)
     assert [c["kind"] for c in body["commands"]] == ["interrupt"]
     assert seconds < 5  # loose: about one read interval
+
+
+def test_a_command_queued_while_the_listener_connects_is_not_left_to_the_poll(app, backend):
+    """The bell's listener starts with the first waiter, and its LISTEN takes a moment: a
+    command committed meanwhile notifies no one. Once listening, the bell wakes the
+    waiter to read again (here the listener connects 0.5 s late; the poll is 20 s)."""
+    if backend != "postgresql":
+        pytest.skip("PostgreSQL only (set TURNLOG_TEST_POSTGRES_URL)")
+    waiter_app = second_app(app, COMMAND_POLL_SECONDS=20)
+    with waiter_app.app_context():
+        listen = db_module.notification_listener(live_notify.COMMANDS_CHANNEL)
+
+    def slow_listen(on_notify, stop, on_listening=None):
+        time.sleep(0.5)
+        listen(on_notify, stop, on_listening=on_listening)
+
+    bell = CommandBell(listen=slow_listen)
+    waiter_app.extensions[channel.BELL_KEY] = bell
+    sid = app.test_client().post(SESSIONS, json={"session_type": "agent"}).get_json()["session"]["session_id"]
+    got = {}
+    waiter = threading.Thread(target=wait_for_command, args=(waiter_app, sid, got))
+    waiter.start()
+    try:
+        deadline = time.monotonic() + 10
+        while bell.waiting(sid) == 0 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        posted = time.monotonic()  # the waiter waits; its listener is not listening yet
+        assert app.test_client().post(f"{SESSIONS}/{sid}/interrupt").status_code == 202
+        waiter.join(30)
+    finally:
+        with waiter_app.app_context():
+            db.engine.dispose()
+    assert [c["kind"] for c in got["body"]["commands"]] == ["interrupt"]
+    assert got["at"] - posted < 5  # about the listener's 0.5 s, not the 20 s poll

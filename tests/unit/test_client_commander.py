@@ -5,6 +5,7 @@ import json
 import subprocess
 
 import requests
+import urllib3
 
 from app.client.drivers import DriveFailed
 from app.client.drivers import NotSupported
@@ -116,6 +117,20 @@ def test_a_command_acted_on_before_is_only_acknowledged_again():
         ("ack", 7, "done", None), ("ack", 8, "done", None), ("ack", 8, "done", None)]
 
 
+def test_an_input_a_killed_run_wrote_is_posted_as_its_prompt_line_once_acknowledged_again():
+    made, journal = commander(done={7, 9})
+    emitted = []
+    made.driver.emit = emitted.append
+    made.handle({"command_id": 7, "kind": "input", "uuid": "u", "content": "ünce"})
+    made.handle({"command_id": 9, "kind": "interrupt"})  # only an input has a prompt line
+    made.handle({"command_id": 8, "kind": "input", "uuid": "v", "content": "new"})
+    made.handle({"command_id": 8, "kind": "input", "uuid": "v", "content": "new"})  # resent
+    # the agent's own echo names an input of this run: no line of the runner's for it
+    assert [json.loads(text) for text in emitted] == [
+        {"type": "turnlog.user", "uuid": "u", "content": "ünce"}]
+    assert journal.index(("ack", 7, "done", None)) < journal.index(("send", "v", "new"))
+
+
 def test_what_the_agent_cannot_take_is_acknowledged_failed_with_the_reason():
     made, journal = commander(offers=("interrupt", "stop"))
     made.handle({"command_id": 1, "kind": "input", "uuid": "u", "content": "x"})
@@ -160,13 +175,18 @@ def test_acks_are_retried_while_the_server_is_busy_and_given_up_on_a_refusal():
 
 
 class FakeResponse:
-    def __init__(self, chunks, then=None):
-        self.chunks, self.then, self.closed = chunks, then, False
+    """A streamed response: `raw.read1` gives `chunks` one by one, then raises `then`."""
 
-    def iter_content(self, chunk_size=None):
-        yield from self.chunks
+    def __init__(self, chunks, then=None):
+        self.chunks, self.then, self.closed = list(chunks), then, False
+        self.raw = self
+
+    def read1(self, size=-1, decode_content=None):
+        if self.chunks:
+            return self.chunks.pop(0)
         if self.then is not None:
             raise self.then
+        return b""
 
     def close(self):
         self.closed = True
@@ -216,3 +236,15 @@ def test_the_channel_resumes_after_the_last_command_it_handled_and_stops_at_a_40
     assert streams.opened[0][0] == "/api/remote/sessions/S/commands"
     assert any("not JSON" in line for line in logged)
     assert any("no more commands" in line for line in logged)
+
+
+def test_a_stream_urllib3_drops_is_resumed_like_any_other_drop():
+    streams = FakeStreams([
+        FakeResponse([event(1)], then=urllib3.exceptions.ProtocolError("connection broken")),
+        FakeResponse([event(2)]),
+        ApiError(409, "session_completed", "done"),
+    ])
+    handled = []
+    Channel(streams, "S", lambda command: handled.append(command["command_id"]),
+            log=lambda line: None, backoff=NoWait()).run()
+    assert handled == [1, 2] and [last for _, last in streams.opened] == [None, "1", "2"]

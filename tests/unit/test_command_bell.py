@@ -60,7 +60,7 @@ def test_a_wait_without_a_ring_times_out():
 def test_the_listener_runs_while_someone_waits_and_rings_the_bell():
     started = []
 
-    def listen(on_notify, stop):
+    def listen(on_notify, stop, on_listening=None):
         started.append(stop)
         on_notify("s")  # another instance queued a command for s
 
@@ -68,6 +68,25 @@ def test_the_listener_runs_while_someone_waits_and_rings_the_bell():
     assert bell.wait("s", bell.mark("s"), 5) is True
     [stop] = started
     assert stop() is True  # nobody waits now: the listener ends
+
+
+def test_a_listener_that_starts_listening_wakes_the_marks_taken_before():
+    listening = threading.Event()
+
+    def listen(on_notify, stop, on_listening=None):
+        listening.wait(5)  # its LISTEN takes a while; meanwhile a commit notified no one
+        on_listening()
+
+    bell = CommandBell(listen=listen, start=lambda target: threading.Thread(target=target).start())
+    woke = {}
+    mark = bell.mark("s")  # the runner read nothing...
+    waiter = threading.Thread(target=lambda: woke.setdefault("s", bell.wait("s", mark, 30)))
+    waiter.start()
+    late = bell.mark("t")  # ...and another one, about to wait
+    listening.set()
+    waiter.join(5)
+    assert woke == {"s": True}  # at once: it reads again, not after its 30 s
+    assert bell.wait("t", late, 5) is True
 
 
 def session(status="running"):

@@ -23,6 +23,7 @@ from app.client.drivers import NotSupported
 from app.client.errors import ApiError
 from app.client.errors import Unreachable
 from app.client.sse import SseParser
+from app.client.sse import arriving
 
 API = "/api/remote/sessions"
 # The server sends a keep-alive comment every KEEPALIVE_SECONDS (15 by default); three
@@ -46,6 +47,7 @@ class Commander:
         self.client = client
         self.session_id = session_id
         self.done = set(done)
+        self.before = set(done)  # acted on by an earlier run of this session
         self.log = log
         self.stop_grace = stop_grace
         self.backoff = Backoff()  # of acknowledgements; a test may swap both
@@ -62,6 +64,8 @@ class Commander:
             return
         if command_id in self.done:
             self.log(f"command {command_id} was acted on before this run: acknowledging it")
+            if command_id in self.before and command.get("kind") == "input":
+                self._taken_before(command)
             self._ack(command_id, "done", None)
             return
         kind = command.get("kind")
@@ -72,6 +76,18 @@ class Commander:
         self._ack(command_id, outcome, reason)
         if kind == "stop" and outcome == "done":
             self.finish_stop()
+
+    def _taken_before(self, command):
+        """An input an earlier, killed run wrote to the agent: the agent's echo of it may
+        have died with that run (Claude echoes a prompt only as its reply begins), though
+        the agent took it (a resumed Claude has it in its conversation). The neutral
+        prompt line under the same uuid makes it its user row; when the echo was stored,
+        the row exists under that uuid and the line writes nothing again."""
+        emit = getattr(self.driver, "emit", None)
+        uuid, content = command.get("uuid"), command.get("content")
+        if emit is not None and isinstance(uuid, str) and isinstance(content, str):
+            emit(json.dumps({"type": "turnlog.user", "uuid": uuid, "content": content},
+                            ensure_ascii=False))
 
     def _act(self, kind, command):
         """("done" | "failed", the reason of a failure)."""
@@ -204,7 +220,7 @@ class Channel:
     def _read(self, response):
         parser = SseParser()
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        for chunk in response.iter_content(chunk_size=None):
+        for chunk in arriving(response):
             for event in parser.feed(decoder.decode(chunk)):
                 if self.closing.is_set():
                     return
