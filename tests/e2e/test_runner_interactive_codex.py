@@ -1,0 +1,251 @@
+"""`turnlog run --interactive -- codex` driving the REAL Codex CLI (`codex app-server`,
+found by tests/agents/clis.py; skipped with the reason when it is missing) against the
+scripted fake Responses API (tests/agents/openai.py) and the fake turnlog server of
+tests/fake_control_server.py: the --prompt answered, a shell command asked for, allowed
+(the file exists) and denied (it does not), an interrupt of a slow turn and a prompt
+after it, a stop. Then the lines the runner posted go through the real server's ingest
+(the Flask test client): every prompt one user row where Codex took it, applying its
+input; the replies, the interrupted turn marked, both permission requests recorded."""
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.core.inputs import input_uuid
+from app.db import writing
+from app.services import tokens
+from tests.agents import clis
+from tests.agents import openai
+from tests.api import bearer
+from tests.e2e.test_stream_replay import parse_sse
+from tests.fake_control_server import control_server
+from tests.figures import record
+
+TURNLOG = Path(sys.executable).parent / "turnlog"
+DEADLINE = 90
+SESSIONS = "/api/remote/sessions"
+PROMPTS = ["Create approved.txt with touch.", "Create refused.txt with touch.",
+           "Tell a slow story.", "After the interrupt, say done."]
+SCENARIO = {"turns": [
+    {"prompt": "Say hello to turnlog.", "replies": [{"text": "Hello from the fake Codex model."}]},
+    {"prompt": PROMPTS[0], "replies": [{"tool": "shell", "command": "touch approved.txt"},
+                                       {"text": "approved.txt is there."}]},
+    {"prompt": PROMPTS[1], "replies": [{"tool": "shell", "command": "touch refused.txt"},
+                                       {"text": "The command was declined."}]},
+    {"prompt": PROMPTS[2], "replies": [{"text": "Once upon a time " + "and then " * 30,
+                                        "chunks": 30, "delay": 0.25}]},
+    {"prompt": PROMPTS[3], "replies": [{"text": "Done after the interrupt."}]}]}
+
+pytestmark = pytest.mark.skipif(bool(clis.missing("codex")), reason=str(clis.missing("codex")))
+
+
+@pytest.fixture
+def app_config():
+    return {"AUTH_DISABLED": False, "STREAM_POLL_SECONDS": 0.01}
+
+
+@pytest.fixture
+def world(tmp_path):
+    with openai.server(SCENARIO) as model, control_server() as turnlog:
+        agent = clis.Agent.setup("codex", tmp_path / "agent", model.base)
+        yield model, turnlog, agent, tmp_path
+
+
+def start(world, *extra):
+    _, turnlog, agent, tmp_path = world
+    (tmp_path / "token").write_text("tlr_fake\n")
+    program = agent.command[0]
+    assert Path(program).name == "codex"  # so --driver auto picks the codex driver
+    return subprocess.Popen(
+        [TURNLOG, "run", "--server", turnlog.base, "--token-file", str(tmp_path / "token"),
+         "--provider", "codex", "--spool", str(tmp_path / "spool"), "--interactive",
+         "--stop-grace", "5", *extra, "--", program],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=agent.env, cwd=agent.cwd)
+
+
+def reap(proc):
+    if proc.poll() is None:
+        proc.kill()
+    if not proc.stderr.closed:
+        proc.communicate(timeout=DEADLINE)
+
+
+def seen(state, predicate, what):
+    state.wait(lambda: any(predicate(line) for line in state.stdout_json()), timeout=DEADLINE,
+               what=what)
+
+
+def ended_after(state, kind):
+    """Whether a turn ended (as exec says it, or interrupted) after the last line of `kind`."""
+    lines = state.stdout_json()
+    kinds = [line.get("type") for line in lines]
+    if kind not in kinds:
+        return False
+    last = len(kinds) - 1 - kinds[::-1].index(kind)
+    return any(k in ("turn.completed", "turn.failed", "turnlog.interrupted") for k in kinds[last:])
+
+
+def asked(model, text):
+    """Whether a model request's last prompt was `text`."""
+    with model.lock:
+        bodies = [r["body"] for r in model.requests]
+    return any(openai.user_side(body.get("input") or [])[-1:] == [("prompt", text)]
+               for body in bodies if isinstance(body, dict) and body.get("tools"))
+
+
+def said(text):
+    return lambda line: (line.get("type") == "item.completed"
+                         and line["item"].get("type") == "agent_message"
+                         and text in line["item"].get("text", ""))
+
+
+def commands(state, status):
+    return [line["item"]["command"] for line in state.stdout_json()
+            if line.get("type") == "item.completed"
+            and line["item"].get("type") == "command_execution"
+            and line["item"].get("status") == status]
+
+
+def ask_and_answer(state, uuid, content, behavior, message=None):
+    """Send a prompt that runs a shell command; answer its permission request."""
+    asked = sum(1 for line in state.stdout_json() if line.get("type") == "turnlog.permission_request")
+    state.push("input", input_id=0, uuid=uuid, content=content)
+    state.wait(lambda: sum(1 for line in state.stdout_json()
+                           if line.get("type") == "turnlog.permission_request") > asked,
+               timeout=DEADLINE, what=f"the permission request of {content!r}")
+    ask = [line for line in state.stdout_json() if line.get("type") == "turnlog.permission_request"][-1]
+    answer = state.push("permission", request_id=ask["request_id"], behavior=behavior,
+                        message=message, state="allowed" if behavior == "allow" else "denied")
+    state.wait(lambda: ended_after(state, "turnlog.permission_request") and answer in state.acks,
+               timeout=DEADLINE,
+               what="the turn's end and the answer's ack")
+    assert state.acks[answer] == {"outcome": "done"}
+    return ask
+
+
+@pytest.fixture
+def server(app, client):
+    """The real server's side (the Flask test client), auth on: alice's codex session."""
+    with app.app_context():
+        alice = tokens.issue("user", "alice", writing())[1]
+        runner = tokens.issue("runner", "m1", writing())[1]
+    opened = client.post(SESSIONS, json={"session_type": "agent", "user_id": "alice",
+                                         "machine": "m1", "provider": "codex"},
+                         headers=bearer(runner))
+    assert opened.status_code == 201
+    sid = opened.get_json()["session"]["session_id"]
+    uuids = []
+    for number, content in enumerate(PROMPTS):
+        sent = client.post(f"{SESSIONS}/{sid}/messages", headers=bearer(alice),
+                           json={"content": content, "client_message_id": f"c-{number}"})
+        assert sent.status_code == 202
+        uuids.append(input_uuid(sid, sent.get_json()["input"]["input_id"]))
+    return {"client": client, "sid": sid, "alice": alice, "runner": runner, "uuids": uuids}
+
+
+def test_the_real_codex_cli_takes_prompts_permissions_an_interrupt_and_a_stop(world, server):
+    model, turnlog, agent, _ = world
+    state, uuids = turnlog.state, server["uuids"]
+    proc = start(world, "--prompt", "Say hello to turnlog.")
+    try:
+        seen(state, said("Hello from the fake Codex model."), "the answer to --prompt")
+        assert state.attached == [["send", "permissions", "interrupt", "stop"]]
+
+        pushed = time.monotonic()
+        ask = ask_and_answer(state, uuids[0], PROMPTS[0], "allow")
+        took = time.monotonic() - pushed
+        assert ask["tool_name"] == "command_execution"
+        assert "touch approved.txt" in ask["input"]["command"]
+        assert (agent.cwd / "approved.txt").exists()
+        assert any("touch approved.txt" in c for c in commands(state, "completed"))
+
+        ask_and_answer(state, uuids[1], PROMPTS[1], "deny", "not in this folder")
+        assert not (agent.cwd / "refused.txt").exists()
+        assert any("touch refused.txt" in c for c in commands(state, "declined"))
+
+        slow = state.push("input", input_id=0, uuid=uuids[2], content=PROMPTS[2])
+        state.wait(lambda: slow in state.acks, timeout=DEADLINE, what="the slow prompt's ack")
+        seen(state, lambda line: line.get("type") == "turnlog.user" and line["uuid"] == uuids[2],
+             "the slow prompt taken")
+        state.wait(lambda: asked(model, PROMPTS[2]), timeout=DEADLINE, what="the slow request")
+        time.sleep(1.5)  # a few of its 30 pieces, 0.25 s apart, have streamed
+        interrupt = state.push("interrupt")
+        seen(state, lambda line: line.get("type") == "turnlog.interrupted", "the interrupted turn")
+        state.push("input", input_id=0, uuid=uuids[3], content=PROMPTS[3])
+        seen(state, said("Done after the interrupt."), "the turn after the interrupt")
+        state.wait(lambda: ended_after(state, "turnlog.interrupted")
+                   and state.stdout_json()[-1].get("type") == "turn.completed",
+                   timeout=DEADLINE, what="its end")
+
+        stop = state.push("stop", requested_by="alice")
+        _, err = proc.communicate(timeout=DEADLINE)
+    finally:
+        reap(proc)
+    assert proc.returncode == 0, err
+    assert "added to its command: app-server" in err
+    assert state.completed == {"exit_code": 0}
+    state.wait(lambda: stop in state.acks, timeout=DEADLINE, what="the stop's ack")
+    assert state.acks[interrupt] == {"outcome": "done"} and state.acks[stop] == {"outcome": "done"}
+    assert not any(said("and then " * 30)(line) for line in state.stdout_json())  # never finished
+    lines = state.stdout()
+    assert not any(key in json.loads(text) for text in lines for key in ("jsonrpc", "method"))
+    record("interactive, real Codex CLI", input_to_permission_answered_turn_s=round(took, 2))
+
+    fold(server, lines)
+
+
+def fold(server, lines):
+    """The runner's lines through the real ingest: the rows and announcements they make."""
+    client, sid = server["client"], server["sid"]
+    chunks = [{"seq": n, "data": text} for n, text in enumerate(lines)]
+    posted = client.post(f"{SESSIONS}/{sid}/output", json={"chunks": chunks},
+                         headers=bearer(server["runner"]))
+    assert posted.status_code == 200, posted.get_json()
+    session = client.get(f"{SESSIONS}/{sid}", headers=bearer(server["alice"])).get_json()["session"]
+    assert session["pending_inputs"] == []  # each input applied where Codex took it
+    assert len(session["pending_permissions"]) == 2  # the answers went around the server here
+    messages = client.get(f"{SESSIONS}/{sid}/messages",
+                          headers=bearer(server["alice"])).get_json()["messages"]
+    users = [m for m in messages if m["role"] == "user"]
+    assert [m["content"] for m in users] == ["Say hello to turnlog.", *PROMPTS]
+    assert all(m["source"] == "remote_live" for m in users[1:]), users
+    after = [messages[messages.index(m) + 1] for m in users]
+    assert [m["role"] for m in after] == ["assistant"] * 5
+    assert [m["content"] for m in after[:2]] == ["Hello from the fake Codex model.",
+                                                  "approved.txt is there."]
+    cut = after[3]  # what Codex had said of the slow story when it was interrupted
+    assert cut["content"].startswith("Once upon a time") and cut["metadata"]["interrupted"] is True
+    assert after[4]["content"] == "Done after the interrupt."
+    assert session["message_count"] == len(messages)
+    done = client.post(f"{SESSIONS}/{sid}/complete", json={"exit_code": 0},
+                       headers=bearer(server["runner"]))
+    assert done.status_code == 200
+    events = parse_sse(client.get(f"{SESSIONS}/{sid}/events", headers=bearer(server["alice"]))
+                       .get_data(as_text=True))
+    requested = [data for name, _, data in events if name == "permission.requested"]
+    assert [r["tool_name"] for r in requested] == ["command_execution", "command_execution"]
+    ended = [data for name, _, data in events if name == "turn.completed"]
+    assert [data.get("interrupted") for data in ended].count(True) == 1
+
+
+def test_a_stop_while_idle_ends_codex_and_completes_the_session(world):
+    _, turnlog, _, _ = world
+    state = turnlog.state
+    proc = start(world)
+    try:
+        seen(state, lambda line: line.get("type") == "thread.started", "the thread")
+        started = time.monotonic()
+        stop = state.push("stop", requested_by="alice")
+        _, err = proc.communicate(timeout=DEADLINE)
+        took = time.monotonic() - started
+    finally:
+        reap(proc)
+    assert proc.returncode == 0, err
+    assert state.completed == {"exit_code": 0}
+    assert state.acks[stop] == {"outcome": "done"}
+    assert "stopping the agent (asked by alice)" in err
+    assert took < 5  # EOF ended it: no SIGTERM after the grace period
+    record("interactive, real Codex CLI", stop_to_exit_ms=round(took * 1000))
