@@ -7,6 +7,7 @@ after it, a stop. Then the lines the runner posted go through the real server's 
 (the Flask test client): every prompt one user row where Codex took it, applying its
 input; the replies, the interrupted turn marked, both permission requests recorded."""
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from app.client.spool import load
+from app.client.spool import spool_path
 from app.core.inputs import input_uuid
 from app.db import writing
 from app.services import tokens
@@ -37,7 +40,10 @@ SCENARIO = {"turns": [
                                        {"text": "The command was declined."}]},
     {"prompt": PROMPTS[2], "replies": [{"text": "Once upon a time " + "and then " * 30,
                                         "chunks": 30, "delay": 0.25}]},
-    {"prompt": PROMPTS[3], "replies": [{"text": "Done after the interrupt."}]}]}
+    {"prompt": PROMPTS[3], "replies": [{"text": "Done after the interrupt."}]},
+    {"prompt": "Remember the word teapot.", "replies": [{"text": "Noted: teapot."}]},
+    {"prompt": "Say once.", "replies": [{"text": "Once."}]},
+    {"prompt": "And now after.", "replies": [{"text": "After the resume."}]}]}
 
 pytestmark = pytest.mark.skipif(bool(clis.missing("codex")), reason=str(clis.missing("codex")))
 
@@ -54,7 +60,7 @@ def world(tmp_path):
         yield model, turnlog, agent, tmp_path
 
 
-def start(world, *extra):
+def start(world, *extra, session=None):
     _, turnlog, agent, tmp_path = world
     (tmp_path / "token").write_text("tlr_fake\n")
     program = agent.command[0]
@@ -62,7 +68,8 @@ def start(world, *extra):
     return subprocess.Popen(
         [TURNLOG, "run", "--server", turnlog.base, "--token-file", str(tmp_path / "token"),
          "--provider", "codex", "--spool", str(tmp_path / "spool"), "--interactive",
-         "--stop-grace", "5", *extra, "--", program],
+         "--stop-grace", "5", *extra, *(["--session", session] if session else []),
+         "--", program],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=agent.env, cwd=agent.cwd)
 
 
@@ -92,8 +99,8 @@ def asked(model, text):
     """Whether a model request's last prompt was `text`."""
     with model.lock:
         bodies = [r["body"] for r in model.requests]
-    return any(openai.user_side(body.get("input") or [])[-1:] == [("prompt", text)]
-               for body in bodies if isinstance(body, dict) and body.get("tools"))
+    return sum(1 for body in bodies if isinstance(body, dict) and body.get("tools")
+               and openai.user_side(body.get("input") or [])[-1:] == [("prompt", text)])
 
 
 def said(text):
@@ -249,3 +256,48 @@ def test_a_stop_while_idle_ends_codex_and_completes_the_session(world):
     assert "stopping the agent (asked by alice)" in err
     assert took < 5  # EOF ended it: no SIGTERM after the grace period
     record("interactive, real Codex CLI", stop_to_exit_ms=round(took * 1000))
+
+
+def test_a_killed_runner_resumed_delivers_once_and_continues_the_codex_thread(world):
+    model, turnlog, _, tmp_path = world
+    state = turnlog.state
+    proc = start(world, "--prompt", "Remember the word teapot.")
+    try:
+        seen(state, said("Noted: teapot."), "the first answer")
+        thread = next(line["thread_id"] for line in state.stdout_json()
+                      if line.get("type") == "thread.started")
+        state.hold_acks.add(state.next_id + 1)
+        held = state.push("input", input_id=1, uuid="0d4f3c2b-1a09-4e8d-b7c6-a5f4e3d2c1b0",
+                          content="Say once.")
+        state.wait(lambda: held in state.ack_requests, timeout=DEADLINE, what="the ack request")
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=DEADLINE)
+    finally:
+        reap(proc)
+    spooled, _ = load(spool_path(tmp_path / "spool", state.session_id))
+    assert held in spooled.commands_done
+    assert spooled.agent_session_id == thread
+    time.sleep(1)  # the orphaned CLI sees the end of its stdin and exits
+
+    state.hold_acks.clear()
+    resumed = start(world, "--prompt", "Remember the word teapot.", session=state.session_id)
+    try:
+        state.wait(lambda: held in state.acks, timeout=DEADLINE, what="the resumed ack")
+        after = state.push("input", input_id=2, uuid="5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9",
+                           content="And now after.")
+        state.wait(lambda: after in state.acks, timeout=DEADLINE, what="the second ack")
+        seen(state, said("After the resume."), "the turn after the resume")
+        state.push("stop", requested_by="alice")
+        _, err = resumed.communicate(timeout=DEADLINE)
+    finally:
+        reap(resumed)
+    assert resumed.returncode == 0, err
+    assert state.completed == {"exit_code": 0}
+    threads = [line["thread_id"] for line in state.stdout_json()
+               if line.get("type") == "thread.started"]
+    assert threads == [thread, thread]  # the resumed CLI continued the same thread
+    assert asked(model, "Remember the word teapot.") == 1  # the --prompt: once
+    assert asked(model, "Say once.") <= 1  # the held input: never again after the resume
+    with model.lock:  # the resumed thread sent the earlier conversation with the new prompt
+        last = [r["body"] for r in model.requests if r["body"].get("tools")][-1]
+    assert "teapot" in json.dumps(last["input"])
