@@ -197,14 +197,17 @@ def test_the_real_codex_cli_takes_prompts_permissions_an_interrupt_and_a_stop(wo
     state.wait(lambda: stop in state.acks, timeout=DEADLINE, what="the stop's ack")
     assert state.acks[interrupt] == {"outcome": "done"} and state.acks[stop] == {"outcome": "done"}
     assert not any(said("and then " * 30)(line) for line in state.stdout_json())  # never finished
+    story = [line["item"]["text"] for line in state.stdout_json() if line.get("type") == "item.updated"
+             and line["item"]["text"].startswith("Once upon")]
+    assert len(story) >= 2 and story == sorted(story, key=len)  # it streamed, growing
     lines = state.stdout()
     assert not any(key in json.loads(text) for text in lines for key in ("jsonrpc", "method"))
     record("interactive, real Codex CLI", input_to_permission_answered_turn_s=round(took, 2))
 
-    fold(server, lines)
+    fold(server, lines, story)
 
 
-def fold(server, lines):
+def fold(server, lines, story):
     """The runner's lines through the real ingest: the rows and announcements they make."""
     client, sid = server["client"], server["sid"]
     chunks = [{"seq": n, "data": text} for n, text in enumerate(lines)]
@@ -225,6 +228,7 @@ def fold(server, lines):
                                                   "approved.txt is there."]
     cut = after[3]  # what Codex had said of the slow story when it was interrupted
     assert cut["content"].startswith("Once upon a time") and cut["metadata"]["interrupted"] is True
+    assert cut["content"] == max(story, key=len)  # its last state, one row
     assert after[4]["content"] == "Done after the interrupt."
     assert session["message_count"] == len(messages)
     done = client.post(f"{SESSIONS}/{sid}/complete", json={"exit_code": 0},

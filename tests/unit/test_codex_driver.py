@@ -47,6 +47,7 @@ def play(name, driver=None):
     entries = [json.loads(line) for line in
                (FIXTURES / f"codex_{name}.jsonl").read_text().splitlines()]
     driver = driver or CodexDriver()
+    driver.clock = lambda: 0.0  # the first piece of each reply is posted as it streams
     driver.command(["codex"])
     stdin = Stdin()
     driver.bind(stdin)
@@ -113,8 +114,8 @@ def test_an_allowed_command_is_asked_for_accepted_and_said_as_exec_says_it():
     assert written[3]["params"]["clientUserMessageId"] == "00000000-0000-4000-8000-000000000001"
     assert kinds(posted) == ["thread.started", "turn.started", "turnlog.user",
                              "item.started/command_execution", "turnlog.permission_request",
-                             "item.completed/command_execution", "item.completed/agent_message",
-                             "turn.completed"]
+                             "item.completed/command_execution", "item.updated/agent_message",
+                             "item.completed/agent_message", "turn.completed"]
     assert posted[0]["thread_id"] == driver.agent_session_id == driver.thread_id
     assert posted[2] == {"type": "turnlog.user", "uuid": "00000000-0000-4000-8000-000000000001",
                          "content": "Create approved.txt with touch."}
@@ -143,8 +144,8 @@ def test_an_interrupted_turn_ends_with_turnlog_interrupted_in_place_of_turn_comp
     assert interrupt["params"]["threadId"] == driver.thread_id
     assert kinds(posted) == ["thread.started", "turn.started", "turnlog.user",
                              "item.updated/agent_message", "turnlog.interrupted",
-                             "turn.started", "turnlog.user", "item.completed/agent_message",
-                             "turn.completed"]
+                             "turn.started", "turnlog.user", "item.updated/agent_message",
+                             "item.completed/agent_message", "turn.completed"]
     assert posted[3]["item"]["text"].startswith("Once")  # what it had said when interrupted
     assert posted[-2]["item"]["text"] == "Done after the interrupt."
     assert driver.turn_id is None
@@ -266,6 +267,25 @@ def test_a_request_the_runner_cannot_answer_is_refused_not_left_waiting():
                                         "params": {}}))
     assert stdin.lines()[-1]["id"] == 9 and stdin.lines()[-1]["error"]["code"] == -32601
     assert "item/tool/requestUserInput" in json.loads(posted[0])["message"]
+
+
+def test_a_reply_streams_as_its_text_so_far_at_most_every_half_second():
+    driver, _ = opened()
+    now = [10.0]
+    driver.clock = lambda: now[0]
+    driver.on_line(json.dumps({"method": "turn/started", "params": {"turn": {"id": "t-1"}}}))
+    posted = []
+    for at, piece in ((10.0, "Once "), (10.2, "upon "), (10.6, "a "), (10.7, "time")):
+        now[0] = at
+        posted += driver.on_line(json.dumps({"method": "item/agentMessage/delta", "params": {
+            "itemId": "m-1", "delta": piece}}))
+    assert [json.loads(text)["item"]["text"] for text in posted] == ["Once ", "Once upon a "]
+    end = driver.on_line(json.dumps({"method": "turn/completed", "params": {
+        "turn": {"id": "t-1", "status": "interrupted"}}}))
+    assert [json.loads(text) for text in end] == [
+        {"type": "item.updated", "item": {"id": "m-1", "type": "agent_message",
+                                          "text": "Once upon a time"}},
+        {"type": "turnlog.interrupted"}]
 
 
 def test_interrupt_needs_a_running_turn_and_noise_is_dropped():

@@ -20,6 +20,7 @@ exec's `turn.completed`. Everything else app-server prints is said in the `codex
 import itertools
 import json
 import threading
+import time
 
 from app.client.drivers import codex_lines
 from app.client.drivers.base import DriveFailed
@@ -31,6 +32,9 @@ SUBCOMMAND = "app-server"
 # The CLI loads its config and auth before it answers `initialize` (~1 s here).
 HANDSHAKE_SECONDS = 60.0
 REPLY_SECONDS = 30.0
+# A reply streams as `item.updated` lines holding its text so far: its first piece at
+# once, then at most one line this often (exec prints no deltas; each line is whole).
+STREAM_SECONDS = 0.5
 APPROVAL_POLICY = "untrusted"
 SANDBOX = "danger-full-access"
 CLIENT_INFO = {"name": "turnlog", "title": "turnlog run --interactive", "version": "1"}
@@ -62,6 +66,8 @@ class CodexDriver(Driver):
         self._approvals = {}  # permission request id -> (Codex's JSON-RPC id, method)
         self._prompts = {}  # uuid -> content: sent, not yet seen taken
         self._partial = {}  # agent message id -> its text so far (deltas) in this turn
+        self._shown = {}  # agent message id -> (when, how much of it) last posted
+        self.clock = time.monotonic
         self._changes = {}  # file change item id -> its changes (for the approval's input)
         self._total = None  # the thread's token usage so far (tokenUsage.total)
         self.thread_id = None
@@ -230,6 +236,7 @@ class CodexDriver(Driver):
         with self._lock:
             self.turn_id = turn.get("id")
             self._partial.clear()
+            self._shown.clear()
         return [line({"type": "turn.started"})]
 
     def _item_started(self, params):
@@ -241,6 +248,7 @@ class CodexDriver(Driver):
     def _item_completed(self, params):
         item = params.get("item") or {}
         self._partial.pop(item.get("id"), None)
+        self._shown.pop(item.get("id"), None)
         self._changes.pop(item.get("id"), None)
         return self._taken(item) or _some(codex_lines.item_line("item.completed", item))
 
@@ -256,8 +264,14 @@ class CodexDriver(Driver):
 
     def _delta(self, params):
         item_id = params.get("itemId")
-        self._partial[item_id] = self._partial.get(item_id, "") + str(params.get("delta") or "")
-        return []
+        text = self._partial[item_id] = self._partial.get(item_id, "") + str(
+            params.get("delta") or "")
+        now = self.clock()
+        shown = self._shown.get(item_id)
+        if shown is not None and now - shown[0] < STREAM_SECONDS:
+            return []
+        self._shown[item_id] = (now, len(text))
+        return [_said_so_far(item_id, text)]
 
     def _usage(self, params):
         usage = params.get("tokenUsage")
@@ -270,11 +284,11 @@ class CodexDriver(Driver):
         with self._lock:
             self.turn_id = None
             partial, self._partial = self._partial, {}
+            shown, self._shown = self._shown, {}
         status = turn.get("status")
-        if status == "interrupted":  # what it had said is kept, then the turn is marked
-            kept = [line({"type": "item.updated", "item": {
-                "id": item_id, "type": "agent_message", "text": text}})
-                for item_id, text in partial.items() if text]
+        if status == "interrupted":  # all it had said is kept, then the turn is marked
+            kept = [_said_so_far(item_id, text) for item_id, text in partial.items()
+                    if len(text) > shown.get(item_id, (0, 0))[1]]
             return [*kept, line({"type": "turnlog.interrupted"})]
         if status == "failed":
             return [line({"type": "turn.failed",
@@ -341,6 +355,11 @@ def _message(error):
     if isinstance(error, dict) and error.get("message"):
         return str(error["message"])
     return "no reason given"
+
+
+def _said_so_far(item_id, text):
+    return line({"type": "item.updated", "item": {"id": item_id, "type": "agent_message",
+                                                  "text": text}})
 
 
 def _some(text):
