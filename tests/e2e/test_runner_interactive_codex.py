@@ -67,7 +67,7 @@ def start(world, *extra, session=None):
     assert Path(program).name == "codex"  # so --driver auto picks the codex driver
     return subprocess.Popen(
         [TURNLOG, "run", "--server", turnlog.base, "--token-file", str(tmp_path / "token"),
-         "--provider", "codex", "--spool", str(tmp_path / "spool"), "--interactive",
+         "--spool", str(tmp_path / "spool"), "--interactive",
          "--stop-grace", "5", *extra, *(["--session", session] if session else []),
          "--", program],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=agent.env, cwd=agent.cwd)
@@ -160,6 +160,7 @@ def test_the_real_codex_cli_takes_prompts_permissions_an_interrupt_and_a_stop(wo
     try:
         seen(state, said("Hello from the fake Codex model."), "the answer to --prompt")
         assert state.attached == [["send", "permissions", "interrupt", "stop"]]
+        assert state.opened["provider"] == "codex"  # the driver's, with no --provider
 
         pushed = time.monotonic()
         ask = ask_and_answer(state, uuids[0], PROMPTS[0], "allow")

@@ -56,6 +56,7 @@ class Call:
 
 class CodexDriver(Driver):
     name = "codex"
+    provider = "codex"
     controls = ("send", "permissions", "interrupt", "stop")
 
     def __init__(self):
