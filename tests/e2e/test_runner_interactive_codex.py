@@ -43,7 +43,9 @@ SCENARIO = {"turns": [
     {"prompt": PROMPTS[3], "replies": [{"text": "Done after the interrupt."}]},
     {"prompt": "Remember the word teapot.", "replies": [{"text": "Noted: teapot."}]},
     {"prompt": "Say once.", "replies": [{"text": "Once."}]},
-    {"prompt": "And now after.", "replies": [{"text": "After the resume."}]}]}
+    {"prompt": "And now after.", "replies": [{"text": "After the resume."}]},
+    {"prompt": "Run a slow command.", "replies": [{"tool": "shell", "command": "sleep 2; echo slept"},
+                                                  {"text": "Finished, and steered."}]}]}
 
 pytestmark = pytest.mark.skipif(bool(clis.missing("codex")), reason=str(clis.missing("codex")))
 
@@ -306,3 +308,34 @@ def test_a_killed_runner_resumed_delivers_once_and_continues_the_codex_thread(wo
     with model.lock:  # the resumed thread sent the earlier conversation with the new prompt
         last = [r["body"] for r in model.requests if r["body"].get("tools")][-1]
     assert "teapot" in json.dumps(last["input"])
+
+
+def test_a_prompt_sent_while_a_turn_runs_steers_it(world):
+    _, turnlog, _, _ = world
+    state = turnlog.state
+    proc = start(world)
+    try:
+        seen(state, lambda line: line.get("type") == "thread.started", "the thread")
+        state.push("input", input_id=1, uuid="1a2b3c4d-0000-4000-8000-000000000001",
+                   content="Run a slow command.")
+        seen(state, lambda line: line.get("type") == "turnlog.permission_request", "the ask")
+        ask = next(line for line in state.stdout_json()
+                   if line.get("type") == "turnlog.permission_request")
+        state.push("permission", request_id=ask["request_id"], behavior="allow", message=None,
+                   state="allowed")
+        steer = state.push("input", input_id=2, uuid="1a2b3c4d-0000-4000-8000-000000000002",
+                           content="Also say that you were steered.")
+        state.wait(lambda: steer in state.acks, timeout=DEADLINE, what="the steer's ack")
+        seen(state, said("Finished, and steered."), "the turn's answer")
+        state.push("stop", requested_by="alice")
+        _, err = proc.communicate(timeout=DEADLINE)
+    finally:
+        reap(proc)
+    assert proc.returncode == 0, err
+    assert state.acks[steer] == {"outcome": "done"}
+    kinds = [(line.get("type"), line.get("uuid") or line.get("item", {}).get("type"))
+             for line in state.stdout_json()]
+    steered = kinds.index(("turnlog.user", "1a2b3c4d-0000-4000-8000-000000000002"))
+    ran = kinds.index(("item.completed", "command_execution"))
+    assert kinds.count(("turn.started", None)) == 1  # one turn took both prompts
+    assert ran < steered < kinds.index(("turn.completed", None))  # taken after the command
