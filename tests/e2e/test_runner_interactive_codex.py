@@ -47,7 +47,8 @@ SCENARIO = {"turns": [
     {"prompt": "Run a slow command.", "replies": [{"tool": "shell", "command": "sleep 2; echo slept"},
                                                   {"text": "Finished, and steered."}]}]}
 
-pytestmark = pytest.mark.skipif(bool(clis.missing("codex")), reason=str(clis.missing("codex")))
+pytestmark = [pytest.mark.real_agents,
+              pytest.mark.skipif(bool(clis.missing("codex")), reason=str(clis.missing("codex")))]
 
 
 @pytest.fixture
