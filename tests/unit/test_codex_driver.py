@@ -3,8 +3,10 @@ exchanges recorded with the real `codex app-server` (tests/fixtures/interactive/
 made by tests/agents/capture_app_server.py) played back through a fresh driver: what it
 writes to the CLI, and the `codex exec --json` and `turnlog.*` lines it posts instead of
 what the CLI printed."""
+import contextlib
 import io
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -294,3 +296,29 @@ def test_interrupt_needs_a_running_turn_and_noise_is_dropped():
         driver.interrupt(None)
     assert driver.on_line(json.dumps({"method": "account/rateLimits/updated", "params": {}})) == []
     assert driver.on_line("not json") == ["not json"]
+
+
+def test_a_codex_that_exited_fails_a_waiting_send_at_once_not_after_the_handshake_time():
+    read_end, write_end = os.pipe()
+    stdin = os.fdopen(write_end, "wb")
+    driver = CodexDriver()
+    driver.command(["codex"])
+    driver.bind(stdin)  # written before it exited
+    os.close(read_end)  # it exited: nothing reads its stdin any more
+    started = time.monotonic()
+    with pytest.raises(DriveFailed, match="Codex has exited"):
+        driver.send("u", "hi")
+    assert time.monotonic() - started < 2
+    driver.close_stdin()
+
+
+def test_a_codex_gone_before_the_handshake_is_a_failure_not_a_crash():
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    driver = CodexDriver()
+    driver.command(["codex"])
+    driver.bind(os.fdopen(write_end, "wb"))
+    with pytest.raises(DriveFailed, match="could not be started"):
+        driver.send("u", "hi")
+    with contextlib.suppress(OSError):  # a broken pipe: what was buffered cannot go
+        driver.stdin.close()

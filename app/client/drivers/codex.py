@@ -19,6 +19,7 @@ exec's `turn.completed`. Everything else app-server prints is said in the `codex
 """
 import itertools
 import json
+import select
 import threading
 import time
 
@@ -35,6 +36,8 @@ REPLY_SECONDS = 30.0
 # A reply streams as `item.updated` lines holding its text so far: its first piece at
 # once, then at most one line this often (exec prints no deltas; each line is whole).
 STREAM_SECONDS = 0.5
+# How often a wait for Codex looks whether it is still there to answer.
+POLL_SECONDS = 0.1
 APPROVAL_POLICY = "untrusted"
 SANDBOX = "danger-full-access"
 CLIENT_INFO = {"name": "turnlog", "title": "turnlog run --interactive", "version": "1"}
@@ -93,12 +96,16 @@ class CodexDriver(Driver):
 
     def bind(self, stdin, emit=None):
         super().bind(stdin, emit)
-        self._request("initialize", {"clientInfo": CLIENT_INFO}, then=self._initialized)
+        try:
+            self._request("initialize", {"clientInfo": CLIENT_INFO}, then=self._initialized)
+        except DriveFailed as err:  # it exited at once: its exit code and stderr say why
+            self.failure = f"Codex could not be started: {err}"
+            self.ready.set()
 
     # --- the controls (the command thread) ---
 
     def send(self, uuid, content):
-        if not self.ready.wait(HANDSHAKE_SECONDS):
+        if not self._wait(self.ready, HANDSHAKE_SECONDS):
             raise DriveFailed(f"Codex did not open a thread within {HANDSHAKE_SECONDS:g} s")
         if self.failure:
             raise DriveFailed(self.failure)
@@ -321,9 +328,20 @@ class CodexDriver(Driver):
     def _call(self, method, params, then=None):
         """Send a request and wait for its answer."""
         call = self._request(method, params, then)
-        if not call.done.wait(REPLY_SECONDS):
+        if not self._wait(call.done, REPLY_SECONDS):
             raise DriveFailed(f"Codex did not answer {method} within {REPLY_SECONDS:g} s")
         return call
+
+    def _wait(self, event, seconds):
+        """Wait for `event`; DriveFailed as soon as Codex has exited (its stdin's reading
+        end closed: the pipe says so), not at the end of the wait."""
+        deadline = time.monotonic() + seconds
+        while not event.wait(min(POLL_SECONDS, max(deadline - time.monotonic(), 0))):
+            if time.monotonic() >= deadline:
+                return False
+            if _reader_gone(self.stdin):
+                raise DriveFailed("Codex has exited")
+        return True
 
 
 NOTIFICATIONS = {
@@ -350,6 +368,16 @@ def _configured(argv, key):
         if value is not None and value.split("=", 1)[0].strip() == key:
             return True
     return False
+
+
+def _reader_gone(pipe):
+    """Whether nothing reads `pipe` any more (POLLERR on a pipe's writing end)."""
+    try:
+        poller = select.poll()
+        poller.register(pipe.fileno(), select.POLLOUT)
+        return any(flags & (select.POLLERR | select.POLLHUP) for _, flags in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # not a pipe (a test's), or closed
+        return False
 
 
 def _message(error):
