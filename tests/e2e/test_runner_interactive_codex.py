@@ -309,6 +309,9 @@ def test_a_killed_runner_resumed_delivers_once_and_continues_the_codex_thread(wo
     with model.lock:  # the resumed thread sent the earlier conversation with the new prompt
         last = [r["body"] for r in model.requests if r["body"].get("tools")][-1]
     assert "teapot" in json.dumps(last["input"])
+    totals = [line["usage"]["input_tokens"] for line in state.stdout_json()
+              if line.get("type") == "turn.completed"]
+    assert totals == sorted(totals) and totals[-1] > totals[0]  # the thread's total goes on
 
 
 def test_a_prompt_sent_while_a_turn_runs_steers_it(world):
