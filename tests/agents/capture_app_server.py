@@ -1,5 +1,6 @@
 """Record exchanges with the real `codex app-server`, driven by the runner's CodexDriver,
-against the fake Responses server: tests/fixtures/interactive/codex_<name>.jsonl.
+against the fake Responses server:
+tests/fixtures/interactive/codex-<version>/app_server_<name>.jsonl.
 
     .venv/bin/python -m tests.agents.capture_app_server [--exchange allow] [--out DIR]
 
@@ -143,7 +144,9 @@ def main(argv=None):
         return 1
     for name in args.exchange or sorted(EXCHANGES):
         text = capture(name)
-        path = args.out / f"codex_{name}.jsonl"
+        folder = args.out / f"codex-{clis.version('codex')}"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"app_server_{name}.jsonl"
         path.write_text(text)
         print(f"{path.name}: {len(text.splitlines())} lines (codex {clis.version('codex')})")
     return 0

@@ -1,8 +1,8 @@
 """The Codex driver (app/client/drivers/codex.py) on a fake stdin: the command line, and
-exchanges recorded with the real `codex app-server` (tests/fixtures/interactive/codex_*,
-made by tests/agents/capture_app_server.py) played back through a fresh driver: what it
-writes to the CLI, and the `codex exec --json` and `turnlog.*` lines it posts instead of
-what the CLI printed."""
+exchanges recorded with the real `codex app-server` 0.169.0 (tests/fixtures/interactive/
+codex-0.169.0, made by tests/agents/capture_app_server.py) played back through a fresh
+driver: what it writes to the CLI, and the `codex exec --json` and `turnlog.*` lines it
+posts instead of what the CLI printed."""
 import contextlib
 import io
 import json
@@ -20,7 +20,7 @@ from app.client.errors import RunnerFailed
 from app.providers import codex as codex_parser
 from app.transcript.event_types import IGNORED
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "interactive"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "interactive" / "codex-0.169.0"
 EXEC_TYPES = {"thread.started", "turn.started", "item.started", "item.updated", "item.completed",
               "turn.completed", "turn.failed", "error"}
 
@@ -47,7 +47,7 @@ def wait_for(predicate, seconds=5.0):
 def play(name, driver=None):
     """Play a recording back: (the lines posted, what the driver wrote, the driver)."""
     entries = [json.loads(line) for line in
-               (FIXTURES / f"codex_{name}.jsonl").read_text().splitlines()]
+               (FIXTURES / f"app_server_{name}.jsonl").read_text().splitlines()]
     driver = driver or CodexDriver()
     driver.clock = lambda: 0.0  # the first piece of each reply is posted as it streams
     driver.command(["codex"])
