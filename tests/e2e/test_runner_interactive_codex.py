@@ -349,3 +349,31 @@ def test_a_prompt_sent_while_a_turn_runs_steers_it(world):
     ran = kinds.index(("item.completed", "command_execution"))
     assert kinds.count(("turn.started", None)) == 1  # one turn took both prompts
     assert ran < steered < kinds.index(("turn.completed", None))  # taken after the command
+
+
+def test_an_interrupt_while_a_permission_waits_withdraws_it(world):
+    _, turnlog, agent, _ = world
+    state = turnlog.state
+    proc = start(world)
+    try:
+        seen(state, lambda line: line.get("type") == "thread.started", "the thread")
+        state.push("input", input_id=1, uuid="2b3c4d5e-0000-4000-8000-000000000001",
+                   content=PROMPTS[0])
+        seen(state, lambda line: line.get("type") == "turnlog.permission_request", "the ask")
+        ask = next(line for line in state.stdout_json()
+                   if line.get("type") == "turnlog.permission_request")
+        state.push("interrupt")
+        seen(state, lambda line: line.get("type") == "turnlog.interrupted", "the interrupted turn")
+        seen(state, lambda line: line.get("type") == "turnlog.permission_withdrawn"
+             and line["request_id"] == ask["request_id"], "the withdrawal")
+        late = state.push("permission", request_id=ask["request_id"], behavior="allow",
+                          message=None, state="allowed")
+        state.wait(lambda: late in state.acks, timeout=DEADLINE, what="the late answer's ack")
+        state.push("stop", requested_by="alice")
+        _, err = proc.communicate(timeout=DEADLINE)
+    finally:
+        reap(proc)
+    assert proc.returncode == 0, err
+    assert state.acks[late]["outcome"] == "failed"  # Codex no longer asks: nothing to answer
+    assert "no pending permission request" in state.acks[late]["reason"]
+    assert not (agent.cwd / "approved.txt").exists()
