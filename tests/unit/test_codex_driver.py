@@ -322,3 +322,14 @@ def test_a_codex_gone_before_the_handshake_is_a_failure_not_a_crash():
         driver.send("u", "hi")
     with contextlib.suppress(OSError):  # a broken pipe: what was buffered cannot go
         driver.stdin.close()
+
+
+def test_a_turn_that_counted_no_tokens_says_no_usage_rather_than_a_zero_total():
+    driver, _ = opened()
+    driver.on_line(json.dumps({"method": "turn/started", "params": {"turn": {"id": "t-1"}}}))
+    ended = driver.on_line(json.dumps({"method": "turn/completed", "params": {
+        "turn": {"id": "t-1", "status": "completed"}}}))
+    assert [json.loads(text) for text in ended] == [{"type": "turn.completed"}]
+    failed = driver.on_line(json.dumps({"method": "turn/completed", "params": {"turn": {
+        "id": "t-2", "status": "failed", "error": {"message": "quota"}}}}))
+    assert json.loads(failed[0]) == {"type": "turn.failed", "error": {"message": "quota"}}

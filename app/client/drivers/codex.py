@@ -301,6 +301,8 @@ class CodexDriver(Driver):
         if status == "failed":
             return [line({"type": "turn.failed",
                           "error": {"message": _message(turn.get("error"))}})]
+        if self._total is None:  # no model call counted yet: no total to say (not a zero)
+            return [line({"type": "turn.completed"})]
         return [line({"type": "turn.completed", "usage": codex_lines.usage(self._total)})]
 
     def _error(self, params):
