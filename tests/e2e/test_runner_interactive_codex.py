@@ -45,6 +45,8 @@ SCENARIO = {"turns": [
     {"prompt": "Remember the word teapot.", "replies": [{"text": "Noted: teapot."}]},
     {"prompt": "Say once.", "replies": [{"text": "Once."}]},
     {"prompt": "And now after.", "replies": [{"text": "After the resume."}]},
+    {"prompt": "This request fails.", "replies": [{"error": {
+        "status": 400, "type": "invalid_request_error", "message": "turnlog fake: refused"}}]},
     {"prompt": "Run a slow command.", "replies": [{"tool": "shell", "command": "sleep 2; echo slept"},
                                                   {"text": "Finished, and steered."}]}]}
 
@@ -377,3 +379,34 @@ def test_an_interrupt_while_a_permission_waits_withdraws_it(world):
     assert state.acks[late]["outcome"] == "failed"  # Codex no longer asks: nothing to answer
     assert "no pending permission request" in state.acks[late]["reason"]
     assert not (agent.cwd / "approved.txt").exists()
+
+
+def test_a_failed_turn_ends_failed_and_the_next_prompt_works(world, server):
+    _, turnlog, _, _ = world
+    state = turnlog.state
+    proc = start(world, "--prompt", "This request fails.")
+    try:
+        seen(state, lambda line: line.get("type") == "turn.failed", "the failed turn")
+        state.push("input", input_id=1, uuid=server["uuids"][3], content=PROMPTS[3])
+        seen(state, said("Done after the interrupt."), "the next turn")
+        state.wait(lambda: state.stdout_json()[-1].get("type") == "turn.completed",
+                   timeout=DEADLINE, what="its end")
+        state.push("stop", requested_by="alice")
+        _, err = proc.communicate(timeout=DEADLINE)
+    finally:
+        reap(proc)
+    assert proc.returncode == 0, err
+    failed = next(line for line in state.stdout_json() if line.get("type") == "turn.failed")
+    assert "turnlog fake: refused" in failed["error"]["message"]
+    client, sid = server["client"], server["sid"]
+    chunks = [{"seq": n, "data": text} for n, text in enumerate(state.stdout())]
+    assert client.post(f"{SESSIONS}/{sid}/output", json={"chunks": chunks},
+                       headers=bearer(server["runner"])).status_code == 200
+    messages = client.get(f"{SESSIONS}/{sid}/messages",
+                          headers=bearer(server["alice"])).get_json()["messages"]
+    rows = [(m["role"], m["metadata"].get("terminal_reason"), m["content"]) for m in messages]
+    assert [row[:2] for row in rows] == [("system", None), ("user", None), ("system", None),
+                                         ("system", "error"), ("user", None),
+                                         ("assistant", "success")]
+    assert "turnlog fake: refused" in rows[3][2]  # the failed turn says why
+    assert [row[2] for row in rows[4:]] == [PROMPTS[3], "Done after the interrupt."]
