@@ -333,3 +333,14 @@ def test_a_turn_that_counted_no_tokens_says_no_usage_rather_than_a_zero_total():
     failed = driver.on_line(json.dumps({"method": "turn/completed", "params": {"turn": {
         "id": "t-2", "status": "failed", "error": {"message": "quota"}}}}))
     assert json.loads(failed[0]) == {"type": "turn.failed", "error": {"message": "quota"}}
+
+
+def test_a_stop_ends_a_send_that_waits_for_codex():
+    driver, stdin = opened()
+    failed = []
+    thread = threading.Thread(target=lambda: failed.append(_raises(driver.send, "u", "hi")))
+    thread.start()
+    wait_for(lambda: len(stdin.lines()) >= 4)  # turn/start written, never answered
+    driver.close_stdin()
+    thread.join(2)
+    assert failed == ["the agent's stdin is closed (it is stopping)"]

@@ -336,11 +336,13 @@ class CodexDriver(Driver):
 
     def _wait(self, event, seconds):
         """Wait for `event`; DriveFailed as soon as Codex has exited (its stdin's reading
-        end closed: the pipe says so), not at the end of the wait."""
+        end closed: the pipe says so) or is being stopped, not at the end of the wait."""
         deadline = time.monotonic() + seconds
         while not event.wait(min(POLL_SECONDS, max(deadline - time.monotonic(), 0))):
             if time.monotonic() >= deadline:
                 return False
+            if self.stdin is None or self.stdin.closed:  # a stop: no answer is coming
+                raise DriveFailed("the agent's stdin is closed (it is stopping)")
             if _reader_gone(self.stdin):
                 raise DriveFailed("Codex has exited")
         return True
