@@ -410,3 +410,24 @@ def test_a_failed_turn_ends_failed_and_the_next_prompt_works(world, server):
                                          ("assistant", "success")]
     assert "turnlog fake: refused" in rows[3][2]  # the failed turn says why
     assert [row[2] for row in rows[4:]] == [PROMPTS[3], "Done after the interrupt."]
+
+
+def test_ctrl_c_during_a_turn_stops_codex_at_once_and_completes_the_session(world):
+    model, turnlog, _, _ = world
+    state = turnlog.state
+    proc = start(world, "--prompt", PROMPTS[2])
+    try:
+        state.wait(lambda: asked(model, PROMPTS[2]), timeout=DEADLINE, what="the slow request")
+        time.sleep(0.5)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=DEADLINE)
+        took = time.monotonic() - started
+    finally:
+        reap(proc)
+    assert proc.returncode == 0, err
+    assert state.completed == {"exit_code": 0}
+    assert "stopping the agent (asked by this terminal)" in err
+    assert took < 5  # app-server ends at the end of its stdin, mid-turn: no SIGTERM needed
+    assert not any(said("and then " * 30)(line) for line in state.stdout_json())
+    record("interactive, real Codex CLI", ctrl_c_mid_turn_to_exit_ms=round(took * 1000))
