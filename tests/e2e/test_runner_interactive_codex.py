@@ -2,10 +2,13 @@
 found by tests/agents/clis.py; skipped with the reason when it is missing) against the
 scripted fake Responses API (tests/agents/openai.py) and the fake turnlog server of
 tests/fake_control_server.py: the --prompt answered, a shell command asked for, allowed
-(the file exists) and denied (it does not), an interrupt of a slow turn and a prompt
-after it, a stop. Then the lines the runner posted go through the real server's ingest
-(the Flask test client): every prompt one user row where Codex took it, applying its
-input; the replies, the interrupted turn marked, both permission requests recorded."""
+(the file exists) and denied (it does not; the model is told), an interrupt of a slow
+turn and a prompt after it, a stop. Then the lines the runner posted go through the real
+server's ingest (the Flask test client): every prompt one user row where Codex took it,
+applying its input; the replies, the interrupted turn marked, both permission requests
+recorded. Also: a stop while idle and Ctrl-C mid-turn, a prompt that steers a running
+turn, an interrupt that withdraws a waiting permission, a failed turn, and a runner
+killed -9 and resumed on the same thread."""
 import json
 import signal
 import subprocess
@@ -102,7 +105,7 @@ def ended_after(state, kind):
 
 
 def asked(model, text):
-    """Whether a model request's last prompt was `text`."""
+    """How many model requests (with tools: the agent's own) had `text` as their last prompt."""
     with model.lock:
         bodies = [r["body"] for r in model.requests]
     return sum(1 for body in bodies if isinstance(body, dict) and body.get("tools")
@@ -124,10 +127,10 @@ def commands(state, status):
 
 def ask_and_answer(state, uuid, content, behavior, message=None):
     """Send a prompt that runs a shell command; answer its permission request."""
-    asked = sum(1 for line in state.stdout_json() if line.get("type") == "turnlog.permission_request")
+    before = sum(1 for line in state.stdout_json() if line.get("type") == "turnlog.permission_request")
     state.push("input", input_id=0, uuid=uuid, content=content)
     state.wait(lambda: sum(1 for line in state.stdout_json()
-                           if line.get("type") == "turnlog.permission_request") > asked,
+                           if line.get("type") == "turnlog.permission_request") > before,
                timeout=DEADLINE, what=f"the permission request of {content!r}")
     ask = [line for line in state.stdout_json() if line.get("type") == "turnlog.permission_request"][-1]
     answer = state.push("permission", request_id=ask["request_id"], behavior=behavior,
@@ -179,6 +182,10 @@ def test_the_real_codex_cli_takes_prompts_permissions_an_interrupt_and_a_stop(wo
         ask_and_answer(state, uuids[1], PROMPTS[1], "deny", "not in this folder")
         assert not (agent.cwd / "refused.txt").exists()
         assert any("touch refused.txt" in c for c in commands(state, "declined"))
+        with model.lock:
+            told = [item for r in model.requests for item in r["body"].get("input") or []
+                    if item.get("type") == "function_call_output"]
+        assert "rejected by user" in told[-1]["output"]  # the model was told it was refused
 
         slow = state.push("input", input_id=0, uuid=uuids[2], content=PROMPTS[2])
         state.wait(lambda: slow in state.acks, timeout=DEADLINE, what="the slow prompt's ack")
