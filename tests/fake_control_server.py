@@ -28,6 +28,7 @@ class State:
         self.hold_acks = set()  # ack requests of these ids hang, unanswered and not stored
         self.chunks = {}  # seq -> chunk
         self.attached = []
+        self.opened = None  # the body that opened the session
         self.completed = None
         self.stream_opens = []  # Last-Event-ID of each command stream opened
         self.next_id = 100
@@ -81,6 +82,7 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(length) or b"{}")
         state, path = self.state, self.path
         if path == "/api/remote/sessions":
+            state.opened = body
             return self._answer(201, {"session": {"session_id": state.session_id},
                                       "write_token": "tlw_fake"})
         if path.endswith("/output"):

@@ -181,8 +181,8 @@ def check_session_id(_context, _param, value):
                    " answers, interrupts and stops from the viewer or the API (docs/control.md)")
 @click.option("--prompt", default=None, help="the first prompt of an interactive run")
 @click.option("--driver", type=click.Choice(DRIVERS), default="auto", show_default=True,
-              help="how the interactive agent is driven (auto: claude or gemini for a command"
-                   " of that name, generic for any other)")
+              help="how the interactive agent is driven (auto: claude, codex or gemini for a"
+                   " command of that name, generic for any other)")
 @click.option("--stop-grace", envvar="TURNLOG_STOP_GRACE_SECONDS",
               type=click.FloatRange(min=0), default=STOP_GRACE_SECONDS, show_default=True,
               help="seconds a stopped agent gets after its stdin closes, and again after"
@@ -223,7 +223,8 @@ def run(server, token, token_file, token_fd, session_type, workflow_id, provider
 
 def driven_provider(driver, command, provider):
     """The provider of an interactive run: the one whose lines its driver posts (the
-    Gemini driver translates into Gemini's), when --provider was left out."""
+    Codex and Gemini drivers translate into Codex's and Gemini's), when --provider was
+    left out."""
     posts = getattr(driver_for(driver, list(command)), "provider", None)
     if posts is None or provider == posts:
         return provider

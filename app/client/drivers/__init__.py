@@ -26,10 +26,10 @@ agent prints on stdout. The interface (`Driver`, in app/client/drivers/base.py):
 `write(data)` (one line, bytes) and `close_stdin()` are the base class's, safe from any
 thread.
 
-`driver_for(name, argv)` picks one: `claude` for Claude Code, `gemini` for Gemini CLI
-(`gemini --acp`, app/client/drivers/gemini.py), `generic` for any other
-command (interrupt is SIGINT to the child, stop; no send, no permissions), `auto` by
-the program's name.
+`driver_for(name, argv)` picks one: `claude` for Claude Code, `codex` for Codex (through
+`codex app-server`, app/client/drivers/codex.py), `gemini` for Gemini CLI (`gemini --acp`,
+app/client/drivers/gemini.py), `generic` for any other command (interrupt is SIGINT to
+the child, stop; no send, no permissions), `auto` by the program's name.
 """
 import os
 
@@ -38,9 +38,11 @@ from app.client.drivers.base import Driver
 from app.client.drivers.base import GenericDriver
 from app.client.drivers.base import NotSupported
 from app.client.drivers.claude import ClaudeDriver
+from app.client.drivers.codex import CodexDriver
 from app.client.drivers.gemini import GeminiDriver
 
-DRIVERS = {"claude": ClaudeDriver, "gemini": GeminiDriver, "generic": GenericDriver}
+DRIVERS = {"claude": ClaudeDriver, "codex": CodexDriver, "gemini": GeminiDriver,
+           "generic": GenericDriver}
 CHOICES = ("auto", *DRIVERS)
 
 __all__ = ["CHOICES", "DriveFailed", "Driver", "NotSupported", "driver_for"]
@@ -50,5 +52,5 @@ def driver_for(name, argv):
     """The driver `name` (one of CHOICES) for the command `argv`."""
     if name == "auto":
         program = os.path.basename(argv[0]) if argv else ""
-        name = program if program in ("claude", "gemini") else "generic"
+        name = program if program in ("claude", "codex", "gemini") else "generic"
     return DRIVERS[name]()
