@@ -15,6 +15,7 @@ from app.client.backoff import Backoff
 from app.client.errors import ApiError
 from app.client.errors import Unreachable
 from app.client.sse import SseParser
+from app.client.sse import arriving
 
 API = "/api/remote/sessions"
 # The server sends a heartbeat after 15 s of silence; three missed ones mean a dead link.
@@ -81,7 +82,7 @@ class _Retry:
 def _events(response):
     parser = SseParser()
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    for chunk in response.iter_content(chunk_size=None):
+    for chunk in arriving(response):  # as it arrives, whatever the framing (app.client.sse)
         yield from parser.feed(decoder.decode(chunk))
 
 

@@ -1,22 +1,31 @@
 """app.client.feed against a fake server: resume with Last-Event-ID, nothing twice, and the
 fallback to /stream where a server has no /events."""
-import requests
+import urllib3
 
 from app.client.errors import ApiError
 from app.client.errors import Unreachable
 from app.client.feed import follow
 
 
+class FakeRaw:
+    """The body as urllib3 hands it over: a piece per read1, then b"" (or a reset)."""
+
+    def __init__(self, chunks, drop):
+        self.chunks = list(chunks)
+        self.drop = drop
+
+    def read1(self, size=-1, decode_content=True):
+        if self.chunks:
+            return self.chunks.pop(0)
+        if self.drop:
+            raise urllib3.exceptions.ProtocolError("connection reset")
+        return b""
+
+
 class FakeResponse:
     def __init__(self, chunks, drop=False):
-        self.chunks = chunks
-        self.drop = drop
+        self.raw = FakeRaw(chunks, drop)
         self.closed = False
-
-    def iter_content(self, chunk_size=None):
-        yield from self.chunks
-        if self.drop:
-            raise requests.ConnectionError("connection reset")
 
     def close(self):
         self.closed = True
