@@ -1,4 +1,5 @@
 """The ingest use cases against in-memory fakes: the orchestration, not the SQL."""
+import json
 from datetime import datetime
 from datetime import timedelta
 from datetime import timezone
@@ -199,3 +200,56 @@ def test_a_turn_closed_by_completion_completes_at_the_completion(uow):
     ingest.complete_session("s1", 0, uow, clock=clock)
     [row] = uow.messages.rows
     assert (row.metadata["started_at"], row.metadata["completed_at"]) == (first, to_iso(clock.now))
+
+
+def _codex_session(uow, sid="cx"):
+    uow.sessions.add(sid, None, "agent", {}, "codex", "t0")
+    return sid
+
+
+def _rows_and_usage(uow, sid):
+    row = uow.sessions.rows[sid]
+    return ([(m.role, m.content) for m in uow.messages.rows if m.session_id == sid],
+            row.message_count, row.conversation_turn_count,
+            row.transcript_output_tokens)
+
+
+def _twice(run):
+    """A Codex thread's run printed twice alike: the second run repeats the session's
+    first id-less line, so it is taken for a copy (docs/transcript-contract.md)."""
+    return run + run[1:]
+
+
+def test_a_copy_of_a_run_in_the_same_request_writes_what_a_copy_in_another_does(uow):
+    from tests import codex_lines as cx
+    run = [cx.thread_started(), cx.turn_started(),
+           json.dumps({"type": "error", "message": "usage limit"}),
+           json.dumps({"type": "turn.failed", "error": {"message": "usage limit"}})]
+    lines = _twice(run)
+    apart, together = _codex_session(uow, "apart"), _codex_session(uow, "together")
+    for seq, line in enumerate(lines):
+        send(uow, [line], session_id=apart, start=seq)
+    send(uow, lines, session_id=together)
+
+    found = _rows_and_usage(uow, together)
+    assert found == _rows_and_usage(uow, apart)
+    rows = found[0]
+    assert [role for role, _ in rows] == ["system", "system", "system"]  # the first run's
+    assert found[1] == 3
+
+
+def test_a_turn_and_its_copy_in_one_request_add_the_turns_usage_once(uow):
+    from tests import codex_lines as cx
+    lines = _twice([cx.thread_started(), cx.turn_started(), cx.message("item_0", "Done."),
+                    cx.turn_completed(input_tokens=100, output_tokens=7)])
+    sid = _codex_session(uow)
+    send(uow, lines, session_id=sid)
+
+    rows, messages, turns, output = _rows_and_usage(uow, sid)
+    assert [content for _, content in rows][-1] == "Done."
+    assert (messages, turns, output) == (2, 1, 7)
+    # the copy's turn.completed names no row, as it would in a request of its own
+    events = [event.split(" ", 1) for (s, _), text in sorted(uow.outputs.live.items())
+              if s == sid for event in text.split("\n")]
+    named = [json.loads(data)["message_id"] for name, data in events if name == "turn.completed"]
+    assert named[0] is not None and named[1:] == [None]
