@@ -17,12 +17,9 @@ CAPTURES = Path(__file__).resolve().parent.parent / "fixtures" / "captures"
 FILES = sorted(CAPTURES.glob("*/*.jsonl"))
 # Capture name -> the scenario it played, where the two differ.
 PLAYED = {"partial_messages": "slow", "interactive_permission": "permission", "interactive_multi_turn": "multi_turn"}
-# Known wrong today (issue 31, "tokens once"): a resumed Codex run's running total is
-# added to the earlier runs' again, and Gemini's cached tokens are dropped. Strict: when
-# the fix lands these pass, and the entry must go.
-WRONG_USAGE = {"codex/multi_turn": "Codex turn.completed usage is a running total of the thread",
-               "gemini/multi_turn": "Gemini stats.cached is dropped",
-               "claude/sub_agent": "the turn a finished background sub-agent starts (its own result line)"
+# Known wrong today (issue 31, "tokens once"). Strict: when the fix lands these pass, and
+# the entry must go.
+WRONG_USAGE = {"claude/sub_agent": "the turn a finished background sub-agent starts (its own result line)"
                                    " is not counted"}
 # What an error scenario's transcript shows: the CLIs reword some errors.
 ERROR_SHOWN = {"api_error": "this scenario always fails", "usage_limit": "usage limit"}
