@@ -346,9 +346,8 @@ def _write(uow, session_id, turns, drafts, stamp):
 
     Only newly inserted keys count, so a replayed turn (same turn_key) moves no
     counter, whether or not it wrote a row; a new turn's usage is added to the
-    session's transcript usage once, with its key. A turn with nothing in it (a re-sent
-    id-less result line closing an empty buffer) is no conversation turn, unless
-    it reports a failure.
+    session's transcript usage once, with its key. A turn with nothing in it is no
+    conversation turn, unless it reports a failure or tokens.
     """
     if not turns and all(draft is None for draft in drafts):
         return NOTHING_WRITTEN, {}  # most requests close nothing: no statement, no sums

@@ -62,7 +62,8 @@ class Accumulator:
     it is skipped, so a replayed fragment never leaks into the open turn.
     """
 
-    def __init__(self, buffer=None, recent_keys="", replay=None, runs=0, thread_usage=None):
+    def __init__(self, buffer=None, recent_keys="", replay=None, runs=0, thread_usage=None,
+                 last_end=None):
         self.buffer = buffer or TurnBuffer()
         # provider turns begun so far (turn.started lines): the scope of item ids
         self._runs = runs
@@ -72,6 +73,9 @@ class Accumulator:
         # the provider's running total for its thread (Codex exec): a turn's own usage
         # is its step from the last one
         self.thread_usage = ThreadUsage(thread_usage)
+        # the line_hash of the id-less result line that closed the last turn, until a
+        # turn.started: the same line again, with nothing in between, is a re-sent copy
+        self._last_end = last_end
         # Whether the last line fed changed the turn's token usage (not stored: the
         # live events of that line read it, LiveEvents.for_line)
         self.usage_changed = False
@@ -91,7 +95,8 @@ class Accumulator:
         """An accumulator from its open turn (`TurnBuffer.header()`) and its state across
         turns (`stream_state()`), each read by name; a missing field takes its default."""
         return cls(TurnBuffer.from_header(turn), _recent_keys(stream.get("recent_ids", "")),
-                   stream.get("replay"), stream.get("runs", 0), stream.get("thread_usage"))
+                   stream.get("replay"), stream.get("runs", 0), stream.get("thread_usage"),
+                   stream.get("last_end"))
 
     def snapshot(self):
         """The state to store, without the parts (take and save those first)."""
@@ -112,6 +117,8 @@ class Accumulator:
         thread_usage = self.thread_usage.stored()
         if thread_usage is not None:
             stored["thread_usage"] = thread_usage
+        if self._last_end is not None:
+            stored["last_end"] = self._last_end
         return stored
 
     def take_unsaved_parts(self):
@@ -183,12 +190,13 @@ class Accumulator:
             return [self._note(event, identity, replay_identity)]
         if event.kind == ev.TURN_STARTED:
             self._runs += 1
+            self._last_end = None
             buf.begin_item_scope()
             buf.mark_start(received_at)
             return []
         if event.kind == ev.RESULT:
-            buf.add_identity(identity, event_index, received_at, replay_identity)
-            return [self._close(RESULT_TRIGGER, self._turn_result(event.info), received_at)]
+            return self._result(event, identity, event_index, received_at, digest,
+                                replay_identity)
         if event.kind == ev.IGNORED:
             self._follow_message_stream(event.info)
             return []
@@ -220,6 +228,16 @@ class Accumulator:
         if not self.buffer.holds_text(self.load_saved_parts):
             return [prompt]
         return [self._close(PROMPT_TRIGGER, {}, received_at), prompt]
+
+    def _result(self, event, identity, event_index, received_at, digest, replay_identity):
+        """A result line closes the turn; the last one sent again alone (an id-less line,
+        nothing read since it), a runner retrying its last request under a new seq,
+        closes nothing."""
+        if digest is not None and digest == self._last_end and self.buffer.is_untouched():
+            return []
+        self._last_end = digest
+        self.buffer.add_identity(identity, event_index, received_at, replay_identity)
+        return [self._close(RESULT_TRIGGER, self._turn_result(event.info), received_at)]
 
     def _note(self, event, identity, replay_identity):
         """A system line's note; a thread's first line also starts its running total."""

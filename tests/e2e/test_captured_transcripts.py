@@ -17,10 +17,6 @@ CAPTURES = Path(__file__).resolve().parent.parent / "fixtures" / "captures"
 FILES = sorted(CAPTURES.glob("*/*.jsonl"))
 # Capture name -> the scenario it played, where the two differ.
 PLAYED = {"partial_messages": "slow", "interactive_permission": "permission", "interactive_multi_turn": "multi_turn"}
-# Known wrong today (issue 31, "tokens once"). Strict: when the fix lands these pass, and
-# the entry must go.
-WRONG_USAGE = {"claude/sub_agent": "the turn a finished background sub-agent starts (its own result line)"
-                                   " is not counted"}
 # What an error scenario's transcript shows: the CLIs reword some errors.
 ERROR_SHOWN = {"api_error": "this scenario always fails", "usage_limit": "usage limit"}
 
@@ -91,13 +87,7 @@ def test_a_capture_gives_one_row_per_answer_the_model_gave(client, path):
         assert session["conversation_turn_count"] == len(expected)
 
 
-def _usage_param(path):
-    key = f"{cli_of(path)}/{path.stem}"
-    marks = [pytest.mark.xfail(strict=True, reason=WRONG_USAGE[key])] if key in WRONG_USAGE else []
-    return pytest.param(path, id=_id(path), marks=marks)
-
-
-@pytest.mark.parametrize("path", [_usage_param(path) for path in FILES])
+@pytest.mark.parametrize("path", FILES, ids=[_id(path) for path in FILES])
 def test_a_captures_transcript_usage_is_the_clis_own_total(client, path):
     session = posted(client, path)
     usage = session["transcript_usage"]
