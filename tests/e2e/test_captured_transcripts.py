@@ -76,15 +76,19 @@ def test_a_capture_gives_one_row_per_answer_the_model_gave(client, path):
     if path.stem in ERROR_SHOWN:
         assert any(ERROR_SHOWN[path.stem] in text.lower() for _, text in rows), rows
     elif path.stem == "sub_agent":
-        # The sub-agent's answer and the main agent's; how they split into rows is
-        # issue 31's (a background task's notification as a note).
+        # The sub-agent's answer and the main agent's, in the row of the turn that ran
+        # it; its finish is a note of its own, with the sub-agent's summary.
         assert all(answer in "\n".join(said) for answer in expected)
+        assert ("system", f"Background task completed: {expected[-1]}") in rows
     else:
         assert said == expected
     # every row counts: the prompts of a session driven over stdin are user rows (issue 30)
     assert session["message_count"] == len(rows)
     if path.stem != "sub_agent":
         assert session["conversation_turn_count"] == len(expected)
+    else:  # the answer to the finished task is a turn of its own, with its own result line
+        results = [line for line in lines_of(path) if json.loads(line).get("type") == "result"]
+        assert session["conversation_turn_count"] == len(results) == 2
 
 
 @pytest.mark.parametrize("path", FILES, ids=[_id(path) for path in FILES])
