@@ -12,6 +12,7 @@ from tests.api import complete
 from tests.api import create_session
 from tests.api import get_session
 from tests.api import post_lines
+from tests.e2e.test_stream_replay import parse_sse
 
 CAPTURES = Path(__file__).resolve().parent.parent / "fixtures" / "captures"
 FILES = sorted(CAPTURES.glob("*/*.jsonl"))
@@ -101,3 +102,45 @@ def test_a_captures_transcript_usage_is_the_clis_own_total(client, path):
     assert usage["cache_read_input_tokens"] == cached
     assert usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"] \
         == all_input
+
+
+def _all_input(usage):
+    """All input under Claude's names: what is not read from the cache, and what is."""
+    return (usage.get("input_tokens", 0) + usage.get("cache_read_input_tokens", 0)
+            + usage.get("cache_creation_input_tokens", 0))
+
+
+def _turn_figures(client, sid):
+    """(all input, cached, output) summed over the turns' own usage as `/events` tells
+    each turn's close (a turn that wrote no row too), in the session's terms."""
+    body = client.get(f"/api/remote/sessions/{sid}/events").get_data(as_text=True)
+    closes = [data for name, _, data in parse_sse(body) if name == "turn.completed"]
+    totals = [0, 0, 0]
+    for close in closes:
+        usage = dict(close["usage"])
+        cached = usage.pop("cached_input_tokens", 0)  # a part of Codex's and Gemini's input
+        totals[0] += _all_input(usage)
+        totals[1] += usage.get("cache_read_input_tokens", 0) + cached
+        totals[2] += usage.get("output_tokens", 0)
+    return tuple(totals)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[_id(path) for path in FILES])
+def test_every_figure_of_a_captures_usage_agrees_with_the_clis_own(client, path):
+    """Per turn (/events), per session (GET), in the list and on the page's header."""
+    session = posted(client, path)
+    sid = session["session_id"]
+    objs = [json.loads(line) for line in lines_of(path)]
+    cli = cli_totals(cli_of(path), objs)
+
+    assert _turn_figures(client, sid) == cli
+    listed = client.get("/api/remote/sessions").get_json()["sessions"]
+    [entry] = [item for item in listed if item["session_id"] == sid]
+    assert entry["transcript_usage"] == session["transcript_usage"]
+    usage = session["transcript_usage"]
+    assert (_all_input(usage), usage["cache_read_input_tokens"], usage["output_tokens"]) == cli
+    page = client.get(f"/sessions/{sid}/counters").get_json()
+    assert page["transcript_tokens"] == usage["input_tokens"] + usage["output_tokens"]
+    assert page["transcript_cache_tokens"] == usage["cache_read_input_tokens"] \
+        + usage["cache_creation_input_tokens"]
+    assert page["transcript_tokens"] + page["transcript_cache_tokens"] == cli[0] + cli[2]
