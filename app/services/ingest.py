@@ -321,10 +321,11 @@ class Pending(NamedTuple):
         return found
 
 
-def _open_turn(uow, session, snapshot, pending=Pending(frozenset(), {})):
+def _open_turn(uow, session, snapshot, pending=None):
     """The session's open turn from its stored `snapshot`, with the look-ups it needs;
-    `pending` holds what the request drafted so far."""
+    `pending` holds what the request drafted so far (None: nothing)."""
     sid = session.session_id
+    pending = pending or Pending(set(), {})
 
     def is_stored(outcome):
         """Whether the key a re-sent turn or note had the first time is stored, or about
