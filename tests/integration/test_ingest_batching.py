@@ -3,14 +3,15 @@
 A runner batches its stdout lines into requests by time, so the same agent run reaches
 the server in a different split on a busy and on an idle machine, and a runner unsure of
 its last request sends it again. For every fixture stream (the public captures under
-tests/fixtures/streams, the real CLIs' under tests/fixtures/captures and interactive) and
+tests/fixtures/streams, the real CLIs' under tests/fixtures/captures, Claude's interactive
+ones under tests/fixtures/interactive) and
 every session kind, any split into requests, with re-sends of earlier requests under their
 seqs, must leave the same rows, counters, usage, evidence, open turn and live events as
 the whole stream posted at once: before completion and after it.
 
 The splits are drawn by hypothesis with a seed of each stream's own, so a run is
-reproducible; TURNLOG_SPLIT_EXAMPLES sets how many are drawn per stream and backend (CI
-keeps it small; raise it for a deeper search).
+reproducible; TURNLOG_SPLIT_EXAMPLES sets how many are drawn per stream on SQLite (a
+quarter of it on PostgreSQL; CI keeps it small, raise it for a deeper search).
 """
 import json
 import os
@@ -35,9 +36,9 @@ from tests import figures
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 FILES = sorted([*FIXTURES.glob("streams/*/*.jsonl"), *FIXTURES.glob("captures/*/*.jsonl"),
                 *FIXTURES.glob("interactive/*.jsonl")])
-# Runs of a thread that printed the same lines twice (`codex exec resume` after a run
-# that failed, or answered, alike): issue 31's example of a transcript that depended on
-# the split, the second run's lines taken for a copy of the first in some splits only.
+# Runs that printed the same lines twice (`codex exec resume` after a run that failed,
+# or answered, alike): issue 31's example of a transcript that depended on the split,
+# the second run taken for a copy of the first in some splits only.
 TWICE = ("captures/codex-0.169.0/usage_limit.jsonl", "captures/codex-0.169.0/plain.jsonl",
          "captures/gemini-0.61.0/api_error.jsonl")
 # Every session kind a runner declares; chat, agent and terminal are ordinary, the
