@@ -6,6 +6,8 @@ import hashlib
 import json
 
 from app.providers import control_lines
+from app.providers.claude_notes import summarise_rate_limit
+from app.providers.claude_notes import summarise_system
 from app.providers.decode import parse_with
 from app.providers.json_depth import too_deep
 from app.transcript.event_types import ASSISTANT
@@ -119,7 +121,7 @@ def parse_result(obj):
 
 
 def parse_system(obj):
-    """A system line, summarised for a human reader."""
+    """A system line, summarised for a human reader (claude_notes.py)."""
     subtype = obj.get("subtype") if isinstance(obj.get("subtype"), str) else ""
     return StreamEvent(
         SYSTEM,
@@ -129,24 +131,13 @@ def parse_system(obj):
     )
 
 
-def summarise_system(subtype, obj):
-    """A short human line for a system event, or "" when it says nothing to a reader."""
-    if subtype == "init":
-        parts = [f"model={obj['model']}"] if isinstance(obj.get("model"), str) else []
-        if isinstance(obj.get("cwd"), str):
-            parts.append(f"cwd={obj['cwd']}")
-        if isinstance(obj.get("tools"), list):
-            parts.append(f"tools={len(obj['tools'])}")
-        if isinstance(obj.get("mcp_servers"), list):
-            parts.append(f"mcp_servers={len(obj['mcp_servers'])}")
-        return "Session started: " + (", ".join(parts) or "no details")
-    if subtype == "compact_boundary":
-        return "Conversation compacted"
-    for key in ("message", "content", "text"):
-        value = obj.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return ""
+def parse_rate_limit(obj):
+    """A rate-limit notice: a note when the limit is near or reached, else nothing."""
+    text = summarise_rate_limit(obj)
+    if not text:
+        return ignored("rate_limit_allowed")
+    return StreamEvent(SYSTEM, identity=line_identity(obj), text=text,
+                       info={"subtype": "rate_limit"})
 
 
 def assistant_blocks(content):
@@ -282,6 +273,7 @@ PARSERS = {
     "user": parse_user,
     "result": parse_result,
     "system": parse_system,
+    "rate_limit_event": parse_rate_limit,
     "stream_event": parse_partial,
     "control_request": control_lines.parse_control_request,
     "control_cancel_request": control_lines.parse_control_cancel,

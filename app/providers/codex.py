@@ -89,10 +89,12 @@ def parse_turn_started(obj):
 
 
 def parse_turn_completed(obj):
-    """The end of a successful turn, with its token usage."""
+    """The end of a successful turn, with the thread's token usage so far: exec reports
+    a running total of the thread (earlier resumed runs included); the accumulator
+    takes the turn's own from it."""
     info = {"subtype": "success", "is_error": False}
     if isinstance(obj.get("usage"), dict):
-        info["usage"] = obj["usage"]
+        info["thread_usage"] = obj["usage"]
     return StreamEvent(RESULT, info=info)
 
 
@@ -111,7 +113,8 @@ def parse_thread_started(obj):
     thread_id = text_of(obj.get("thread_id"))
     text = f"Session started: thread={thread_id}" if thread_id else "Session started"
     identity = f"codex:thread:{thread_id}" if thread_id else None
-    return StreamEvent(SYSTEM, identity=identity, text=text, info={"subtype": "init"})
+    info = {"subtype": "init", "thread_id": thread_id} if thread_id else {"subtype": "init"}
+    return StreamEvent(SYSTEM, identity=identity, text=text, info=info)
 
 
 def _error_item(obj, item):

@@ -6,6 +6,7 @@ and together: a crash leaves either all of a request's effects or none.
 """
 import logging
 import shlex
+from typing import NamedTuple
 
 from app.core.clock import iso_after
 from app.core.clock import to_iso
@@ -255,7 +256,8 @@ def transcribe(uow, session, snapshot, stored, parse_line, received):
     ISO text, the permission timeout)."""
     sid = session.session_id
     now, stamp, permission_timeout = received
-    turn = _open_turn(uow, session, snapshot)
+    pending = Pending(set(), {})
+    turn = _open_turn(uow, session, snapshot, pending)
     turns, drafts, line_events, items, controls = [], [], [], [], []
     for number, out in enumerate(stored):
         if out.stream == "stdout":
@@ -271,6 +273,7 @@ def transcribe(uow, session, snapshot, stored, parse_line, received):
             turns.extend(fed.turns)
             drafts.extend(fed.drafts)
             items.extend(fed.evidence)
+            pending.add(fed, number)
         line_events.append(fed.live)
     dropped, unsaved = turn.take_unsaved_parts()
     if dropped is not None:
@@ -288,20 +291,49 @@ def transcribe(uow, session, snapshot, stored, parse_line, received):
         for (number, _, _), events in zip(controls, announced):
             if events:
                 line_events[number] = [*(line_events[number] or []), *events]
-    return (delta, [event_lines.encode(events, row_ids) for events in line_events],
-            turn.snapshot())
+    by_line = pending.rows_by_line(row_ids)
+    return (delta, [event_lines.encode(events, by_line.get(number))
+                    for number, events in enumerate(line_events)], turn.snapshot())
 
 
-def _open_turn(uow, session, snapshot):
-    """The session's open turn from its stored `snapshot`, with the look-ups it needs."""
+class Pending(NamedTuple):
+    """The keys of the turns and rows a request has drafted but not written yet (they
+    are written after all its lines are read): a copy of one of them is a copy as much
+    as of a stored one, so the transcript does not depend on how lines were batched.
+    `rows` maps a row's key to the line that drafted it first."""
+
+    turns: set
+    rows: dict
+
+    def add(self, fed, number):
+        self.turns.update(turn.turn_id for turn in fed.turns if not turn.is_empty)
+        for draft in fed.drafts:
+            if draft is not None:
+                self.rows.setdefault(draft.turn_key, number)
+
+    def rows_by_line(self, row_ids):
+        """{line number: {key: row id}} of the rows written, each under the line that
+        drafted it: a copy later in the request names no row, as it would in a request
+        of its own (a replayed turn's turn.completed has message_id null)."""
+        found = {}
+        for key, row_id in row_ids.items():
+            found.setdefault(self.rows[key], {})[key] = row_id
+        return found
+
+
+def _open_turn(uow, session, snapshot, pending=None):
+    """The session's open turn from its stored `snapshot`, with the look-ups it needs;
+    `pending` holds what the request drafted so far (None: nothing)."""
     sid = session.session_id
+    pending = pending or Pending(set(), {})
 
     def is_stored(outcome):
-        """Whether the key a re-sent turn or note had the first time is stored."""
+        """Whether the key a re-sent turn or note had the first time is stored, or about
+        to be (drafted earlier in this request)."""
         key = outcome.replay_key
         if isinstance(outcome, Turn):
-            return key in uow.turns.known(sid, [key])
-        return uow.messages.has_turn_key(sid, key)
+            return key in pending.turns or key in uow.turns.known(sid, [key])
+        return key in pending.rows or uow.messages.has_turn_key(sid, key)
 
     return OpenTurn.restore(snapshot, policy_for(session.session_type, session.context),
                             is_stored=is_stored,
@@ -315,20 +347,29 @@ def _write(uow, session_id, turns, drafts, stamp):
 
     Only newly inserted keys count, so a replayed turn (same turn_key) moves no
     counter, whether or not it wrote a row; a new turn's usage is added to the
-    session's transcript usage once, with its key. A turn with nothing in it (a re-sent
-    id-less result line closing an empty buffer) is no conversation turn, unless
-    it reports a failure.
+    session's transcript usage once, with its key. A turn with nothing in it is no
+    conversation turn, unless it reports a failure or tokens.
     """
     if not turns and all(draft is None for draft in drafts):
         return NOTHING_WRITTEN, {}  # most requests close nothing: no statement, no sums
     real = [turn for turn in turns if not turn.is_empty]
     new_keys = set(uow.turns.add_many_if_new(session_id, [turn.turn_id for turn in real], stamp))
     new_turns = len(new_keys)
-    usage = transcript_delta(turn for turn in real if turn.turn_id in new_keys)
+    usage = transcript_delta(_first_of_each(real, new_keys))
     inserted = uow.messages.insert_new(session_id, [d for d in drafts if d is not None], stamp)
     visible = sum(1 for _, d in inserted if d.role == "assistant" and d.content.strip())
     return TranscriptDelta(len(inserted), new_turns, visible, usage), {
         d.turn_key: row_id for row_id, d in inserted}
+
+
+def _first_of_each(turns, keys):
+    """The first of `turns` with each of `keys`: a request may close a turn and a copy
+    of it (which took its key), and the usage is the turn's, once."""
+    left = set(keys)
+    for turn in turns:
+        if turn.turn_id in left:
+            left.discard(turn.turn_id)
+            yield turn
 
 
 def _record_evidence(uow, session_id, items, stamp):

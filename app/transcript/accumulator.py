@@ -23,6 +23,7 @@ from app.transcript.turns import Turn
 from app.transcript.turns import TurnBuffer
 from app.transcript.turns import UserPrompt
 from app.transcript.turns import turn_key
+from app.transcript.usage import ThreadUsage
 
 # How many recent line ids are remembered to spot lines a runner sends again
 # under new seqs. Bounded so the stored state stays a few kilobytes.
@@ -61,13 +62,20 @@ class Accumulator:
     it is skipped, so a replayed fragment never leaks into the open turn.
     """
 
-    def __init__(self, buffer=None, recent_keys="", replay=None, runs=0):
+    def __init__(self, buffer=None, recent_keys="", replay=None, runs=0, thread_usage=None,
+                 last_end=None):
         self.buffer = buffer or TurnBuffer()
         # provider turns begun so far (turn.started lines): the scope of item ids
         self._runs = runs
         # the window, restored from its stored string for free (recent_keys.py)
         self._recent = RecentKeys(recent_keys, LINE_KEY_CHARS, REPLAY_WINDOW)
         self.replay = ReplayChain(replay)
+        # the provider's running total for its thread (Codex exec): a turn's own usage
+        # is its step from the last one
+        self.thread_usage = ThreadUsage(thread_usage)
+        # the line_hash of the id-less result line that closed the last turn, until a
+        # turn.started: the same line again, with nothing in between, is a re-sent copy
+        self._last_end = last_end
         # Whether the last line fed changed the turn's token usage (not stored: the
         # live events of that line read it, LiveEvents.for_line)
         self.usage_changed = False
@@ -87,7 +95,8 @@ class Accumulator:
         """An accumulator from its open turn (`TurnBuffer.header()`) and its state across
         turns (`stream_state()`), each read by name; a missing field takes its default."""
         return cls(TurnBuffer.from_header(turn), _recent_keys(stream.get("recent_ids", "")),
-                   stream.get("replay"), stream.get("runs", 0))
+                   stream.get("replay"), stream.get("runs", 0), stream.get("thread_usage"),
+                   stream.get("last_end"))
 
     def snapshot(self):
         """The state to store, without the parts (take and save those first)."""
@@ -101,9 +110,16 @@ class Accumulator:
 
     def stream_state(self):
         """What the accumulator keeps across turns: the replay window, the replay chain,
-        and how many provider turns began (the scope of item ids)."""
-        return {"recent_ids": self._recent.stored(), "replay": self.replay.snapshot(),
-                "runs": self._runs}
+        how many provider turns began (the scope of item ids) and, for a provider that
+        reports a running total of its thread, the last one (absent otherwise)."""
+        stored = {"recent_ids": self._recent.stored(), "replay": self.replay.snapshot(),
+                  "runs": self._runs}
+        thread_usage = self.thread_usage.stored()
+        if thread_usage is not None:
+            stored["thread_usage"] = thread_usage
+        if self._last_end is not None:
+            stored["last_end"] = self._last_end
+        return stored
 
     def take_unsaved_parts(self):
         """The `UnsavedParts` the caller must save for the open turn."""
@@ -157,6 +173,8 @@ class Accumulator:
         key = self._window_key(event, digest)
         if key is not None:
             if key in self._recent:
+                if event.info.get("thread_id"):  # a resumed run names its thread again
+                    self.thread_usage.name_thread(event.info["thread_id"])
                 return SEEN
             self._recent.add(key)
         return digest
@@ -169,16 +187,16 @@ class Accumulator:
         if identity is None:
             return []  # the last line of a copy of the open turn, now undone
         if event.kind == ev.SYSTEM:
-            return [SystemNote(f"system:{identity}", event.text, event.info.get("subtype", ""),
-                               f"system:{replay_identity}" if replay_identity else None)]
+            return [self._note(event, identity, replay_identity)]
         if event.kind == ev.TURN_STARTED:
             self._runs += 1
+            self._last_end = None
             buf.begin_item_scope()
             buf.mark_start(received_at)
             return []
         if event.kind == ev.RESULT:
-            buf.add_identity(identity, event_index, received_at, replay_identity)
-            return [self._close(RESULT_TRIGGER, event.info, received_at)]
+            return self._result(event, identity, event_index, received_at, digest,
+                                replay_identity)
         if event.kind == ev.IGNORED:
             self._follow_message_stream(event.info)
             return []
@@ -210,6 +228,31 @@ class Accumulator:
         if not self.buffer.holds_text(self.load_saved_parts):
             return [prompt]
         return [self._close(PROMPT_TRIGGER, {}, received_at), prompt]
+
+    def _result(self, event, identity, event_index, received_at, digest, replay_identity):
+        """A result line closes the turn; the last one sent again alone (an id-less line,
+        nothing read since it), a runner retrying its last request under a new seq,
+        closes nothing."""
+        if digest is not None and digest == self._last_end and self.buffer.is_untouched():
+            return []
+        self._last_end = digest
+        self.buffer.add_identity(identity, event_index, received_at, replay_identity)
+        return [self._close(RESULT_TRIGGER, self._turn_result(event.info), received_at)]
+
+    def _note(self, event, identity, replay_identity):
+        """A system line's note; a thread's first line also starts its running total."""
+        if event.info.get("thread_id"):
+            self.thread_usage.begin_thread(event.info["thread_id"])
+        return SystemNote(f"system:{identity}", event.text, event.info.get("subtype", ""),
+                          f"system:{replay_identity}" if replay_identity else None)
+
+    def _turn_result(self, info):
+        """The result line's fields, with the turn's own usage where the line reports the
+        thread's running total (`thread_usage`, kept beside it as reported)."""
+        total = info.get("thread_usage")
+        if not isinstance(total, dict):
+            return info
+        return {**info, "usage": self.thread_usage.turn_usage(total)}
 
     def close(self, completed_at=None):
         """Process completion (at `completed_at`): close the open turn, if it holds anything."""

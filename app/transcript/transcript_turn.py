@@ -92,8 +92,10 @@ class TranscriptTurn:
 
     @property
     def is_empty(self):
-        """Nothing was said or done: no block, and no failure to report."""
-        return not self.content_blocks and not self.failed
+        """Nothing was said or done: no block, no failure to report and no tokens spent
+        (a turn of the agent's that printed nothing, a background task's follow-up
+        answered by a result line of its own, still cost what its result reports)."""
+        return not self.content_blocks and not self.failed and not self.usage
 
 
 def normalized_blocks(parts):

@@ -65,6 +65,10 @@ class TurnBuffer:
         """True while the turn has no content at all."""
         return not self.parts and not self.saved_parts
 
+    def is_untouched(self):
+        """True while no line has been read into the turn (and none of its parts saved)."""
+        return self.first_event_index is None and self.is_empty()
+
     def holds_text(self, load_saved=None):
         """True when the turn holds visible text: in its unsaved parts, or in the parts
         saved earlier (read with `load_saved()`, only when those others hold none;

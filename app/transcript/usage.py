@@ -1,24 +1,36 @@
 """A turn's token usage, and what it adds to the session's `transcript_usage`. Pure.
 
-A turn's own result line is the agent's total for it (Claude's `result.usage`,
-Codex's `turn.completed` usage, Gemini's `stats`), so it wins; without one, the
-per-message fold of the turn's lines stands in (`token_totals`).
+A turn's own result line is the agent's total for it (Claude's `result.usage`, the
+step of Codex's running total at `turn.completed` (`ThreadUsage`, below), Gemini's
+`stats`), so it wins; without one, the per-message fold of the turn's lines stands in
+(`token_totals`).
+
+Two conventions meet here. Claude's `input_tokens` leave out the cache reads and
+writes (`cache_read_input_tokens`, `cache_creation_input_tokens` come on top). Codex's
+and Gemini's `input_tokens` are all the input, and the part read from the cache is a
+part of it (Codex `cached_input_tokens`, Gemini `stats.cached`, kept under Codex's
+name). The session's sums take Claude's names and meaning, so input is counted once:
+cached input goes to cache read, and out of input.
 """
 
-# The session-level sums, by the names Claude's API uses. Codex reports cached
-# input as `cached_input_tokens`; it is counted as cache read.
+# The session-level sums, by the names Claude's API uses.
 TRANSCRIPT_TOKENS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
                      "cache_creation_input_tokens")
-ALIASES = {"cached_input_tokens": "cache_read_input_tokens"}
+# The part of `input_tokens` read from the cache (OpenAI's and Gemini's convention).
+CACHED_PART = "cached_input_tokens"
+# Gemini's stats name their counts so; `cached` is the cached part of input_tokens.
+STATS_ALIASES = {"cached": CACHED_PART}
 COST = "total_cost_usd"
 
 
 def reported_usage(result):
     """Token counts a result line reports itself ({} when it reports none)."""
-    source = result.get("usage") or result.get("stats") or {}
+    usage = result.get("usage")
+    source, aliases = (usage, {}) if usage else (result.get("stats") or {}, STATS_ALIASES)
     if not isinstance(source, dict):
         return {}
-    return {key: value for key, value in source.items() if key.endswith("tokens") and _count(value)}
+    return {aliases.get(key, key): value for key, value in source.items()
+            if (key.endswith("tokens") or key in aliases) and _count(value)}
 
 
 def token_totals(usage_by_message):
@@ -41,15 +53,74 @@ def transcript_delta(turns):
     delta = dict.fromkeys(TRANSCRIPT_TOKENS, 0)
     delta[COST] = 0.0
     for turn in turns:
-        for key, value in turn.usage.items():
-            key = ALIASES.get(key, key)
-            if key in delta and _count(value):
-                delta[key] += value
+        for key, value in _in_claudes_terms(turn.usage).items():
+            delta[key] += value
         cost = turn.result.get(COST)
         if isinstance(cost, (int, float)) and not isinstance(cost, bool) and 0 <= cost < 1e9:
             delta[COST] += cost
     return delta
 
 
+def _in_claudes_terms(usage):
+    """A turn's counts under the session's names, input without its cached part."""
+    counts = {key: usage[key] for key in TRANSCRIPT_TOKENS if _count(usage.get(key))}
+    cached = usage.get(CACHED_PART)
+    if _count(cached):
+        counts["cache_read_input_tokens"] = counts.get("cache_read_input_tokens", 0) + cached
+        counts["input_tokens"] = max(0, counts.get("input_tokens", 0) - cached)
+    return counts
+
+
 def _count(value):
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**40
+
+
+class ThreadUsage:
+    """A turn's own usage out of a provider's running total for its thread.
+
+    `codex exec --json` reports, on each `turn.completed`, the tokens of the whole
+    thread so far: a run resumed with `codex exec resume` goes on from the total the
+    earlier runs reached. One turn's usage is the difference from the previous total
+    the session saw. A session that begins with a resumed thread has no previous total:
+    its first turn takes the whole total, earlier runs included, as the CLI's own total
+    does, so the session's sum is the thread's total.
+
+    A total below the previous one (in any count) is no step forward of the thread: a
+    line sent again under a new seq (a runner re-sending its stream). It names no new
+    tokens, and the previous total stands, so a re-sent copy cannot shift the turns after
+    it. A `thread.started` of another thread starts over from nothing.
+
+    State: {"thread": the thread's id (None until one is named), "total": the last total}.
+    """
+
+    def __init__(self, state=None):
+        self.state = {"thread": None, "total": {}, **(state or {})}
+
+    def stored(self):
+        """The state to keep with the open turn, or None while there is none to keep."""
+        return dict(self.state) if self.state["total"] or self.state["thread"] else None
+
+    def begin_thread(self, thread_id):
+        """A thread's first line: another thread's total means nothing for this one. The
+        first thread named takes the total as it stands (a turn stored before totals
+        named their thread)."""
+        if self.state["thread"] is None:
+            self.state = {**self.state, "thread": thread_id}
+        elif thread_id != self.state["thread"]:
+            self.state = {"thread": thread_id, "total": {}}
+
+    def name_thread(self, thread_id):
+        """A thread's first line sent again: it names the thread, if none is named yet,
+        but starts nothing over (a copy may be of any earlier line)."""
+        if self.state["thread"] is None:
+            self.begin_thread(thread_id)
+
+    def turn_usage(self, total):
+        """The tokens `total` (the thread's running total, as reported) adds to the
+        previous one; {} when it is not a step forward."""
+        counts = {key: value for key, value in total.items() if _count(value)}
+        last = self.state["total"]
+        if any(counts.get(key, 0) < value for key, value in last.items()):
+            return {}
+        self.state = {**self.state, "total": counts}
+        return {key: value - last.get(key, 0) for key, value in counts.items()}

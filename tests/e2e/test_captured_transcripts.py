@@ -12,18 +12,12 @@ from tests.api import complete
 from tests.api import create_session
 from tests.api import get_session
 from tests.api import post_lines
+from tests.e2e.test_stream_replay import parse_sse
 
 CAPTURES = Path(__file__).resolve().parent.parent / "fixtures" / "captures"
 FILES = sorted(CAPTURES.glob("*/*.jsonl"))
 # Capture name -> the scenario it played, where the two differ.
 PLAYED = {"partial_messages": "slow", "interactive_permission": "permission", "interactive_multi_turn": "multi_turn"}
-# Known wrong today (issue 31, "tokens once"): a resumed Codex run's running total is
-# added to the earlier runs' again, and Gemini's cached tokens are dropped. Strict: when
-# the fix lands these pass, and the entry must go.
-WRONG_USAGE = {"codex/multi_turn": "Codex turn.completed usage is a running total of the thread",
-               "gemini/multi_turn": "Gemini stats.cached is dropped",
-               "claude/sub_agent": "the turn a finished background sub-agent starts (its own result line)"
-                                   " is not counted"}
 # What an error scenario's transcript shows: the CLIs reword some errors.
 ERROR_SHOWN = {"api_error": "this scenario always fails", "usage_limit": "usage limit"}
 
@@ -83,24 +77,22 @@ def test_a_capture_gives_one_row_per_answer_the_model_gave(client, path):
     if path.stem in ERROR_SHOWN:
         assert any(ERROR_SHOWN[path.stem] in text.lower() for _, text in rows), rows
     elif path.stem == "sub_agent":
-        # The sub-agent's answer and the main agent's; how they split into rows is
-        # issue 31's (a background task's notification as a note).
+        # The sub-agent's answer and the main agent's, in the row of the turn that ran
+        # it; its finish is a note of its own, with the sub-agent's summary.
         assert all(answer in "\n".join(said) for answer in expected)
+        assert ("system", f"Background task completed: {expected[-1]}") in rows
     else:
         assert said == expected
     # every row counts: the prompts of a session driven over stdin are user rows (issue 30)
     assert session["message_count"] == len(rows)
     if path.stem != "sub_agent":
         assert session["conversation_turn_count"] == len(expected)
+    else:  # the answer to the finished task is a turn of its own, with its own result line
+        results = [line for line in lines_of(path) if json.loads(line).get("type") == "result"]
+        assert session["conversation_turn_count"] == len(results) == 2
 
 
-def _usage_param(path):
-    key = f"{cli_of(path)}/{path.stem}"
-    marks = [pytest.mark.xfail(strict=True, reason=WRONG_USAGE[key])] if key in WRONG_USAGE else []
-    return pytest.param(path, id=_id(path), marks=marks)
-
-
-@pytest.mark.parametrize("path", [_usage_param(path) for path in FILES])
+@pytest.mark.parametrize("path", FILES, ids=[_id(path) for path in FILES])
 def test_a_captures_transcript_usage_is_the_clis_own_total(client, path):
     session = posted(client, path)
     usage = session["transcript_usage"]
@@ -110,3 +102,45 @@ def test_a_captures_transcript_usage_is_the_clis_own_total(client, path):
     assert usage["cache_read_input_tokens"] == cached
     assert usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"] \
         == all_input
+
+
+def _all_input(usage):
+    """All input under Claude's names: what is not read from the cache, and what is."""
+    return (usage.get("input_tokens", 0) + usage.get("cache_read_input_tokens", 0)
+            + usage.get("cache_creation_input_tokens", 0))
+
+
+def _turn_figures(client, sid):
+    """(all input, cached, output) summed over the turns' own usage as `/events` tells
+    each turn's close (a turn that wrote no row too), in the session's terms."""
+    body = client.get(f"/api/remote/sessions/{sid}/events").get_data(as_text=True)
+    closes = [data for name, _, data in parse_sse(body) if name == "turn.completed"]
+    totals = [0, 0, 0]
+    for close in closes:
+        usage = dict(close["usage"])
+        cached = usage.pop("cached_input_tokens", 0)  # a part of Codex's and Gemini's input
+        totals[0] += _all_input(usage)
+        totals[1] += usage.get("cache_read_input_tokens", 0) + cached
+        totals[2] += usage.get("output_tokens", 0)
+    return tuple(totals)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[_id(path) for path in FILES])
+def test_every_figure_of_a_captures_usage_agrees_with_the_clis_own(client, path):
+    """Per turn (/events), per session (GET), in the list and on the page's header."""
+    session = posted(client, path)
+    sid = session["session_id"]
+    objs = [json.loads(line) for line in lines_of(path)]
+    cli = cli_totals(cli_of(path), objs)
+
+    assert _turn_figures(client, sid) == cli
+    listed = client.get("/api/remote/sessions").get_json()["sessions"]
+    [entry] = [item for item in listed if item["session_id"] == sid]
+    assert entry["transcript_usage"] == session["transcript_usage"]
+    usage = session["transcript_usage"]
+    assert (_all_input(usage), usage["cache_read_input_tokens"], usage["output_tokens"]) == cli
+    page = client.get(f"/sessions/{sid}/counters").get_json()
+    assert page["transcript_tokens"] == usage["input_tokens"] + usage["output_tokens"]
+    assert page["transcript_cache_tokens"] == usage["cache_read_input_tokens"] \
+        + usage["cache_creation_input_tokens"]
+    assert page["transcript_tokens"] + page["transcript_cache_tokens"] == cli[0] + cli[2]

@@ -92,15 +92,17 @@ def test_thread_started_is_a_note_named_by_the_thread():
     event = parse_line('{"type": "thread.started", "thread_id": "0199a213"}')
     assert (event.kind, event.text) == (SYSTEM, "Session started: thread=0199a213")
     assert event.identity == "codex:thread:0199a213"
+    assert event.info["thread_id"] == "0199a213"  # a new thread's total starts from nothing
 
 
 def test_turn_completed_and_failed_close_the_turn():
     done = parse_line('{"type": "turn.completed", "usage": {"input_tokens": 5, '
                       '"cached_input_tokens": 2, "output_tokens": 3}}')
     assert done.kind == RESULT and done.identity is None
+    # the thread's running total, as exec reports it: the accumulator takes the turn's step
     assert done.info == {"subtype": "success", "is_error": False,
-                         "usage": {"input_tokens": 5, "cached_input_tokens": 2,
-                                   "output_tokens": 3}}
+                         "thread_usage": {"input_tokens": 5, "cached_input_tokens": 2,
+                                          "output_tokens": 3}}
     failed = parse_line('{"type": "turn.failed", "error": {"message": "429"}}')
     assert failed.info == {"subtype": "error", "is_error": True, "result": "429"}
 

@@ -1,4 +1,5 @@
 """The ingest use cases against in-memory fakes: the orchestration, not the SQL."""
+import json
 from datetime import datetime
 from datetime import timedelta
 from datetime import timezone
@@ -199,3 +200,100 @@ def test_a_turn_closed_by_completion_completes_at_the_completion(uow):
     ingest.complete_session("s1", 0, uow, clock=clock)
     [row] = uow.messages.rows
     assert (row.metadata["started_at"], row.metadata["completed_at"]) == (first, to_iso(clock.now))
+
+
+def _codex_session(uow, sid="cx"):
+    uow.sessions.add(sid, None, "agent", {}, "codex", "t0")
+    return sid
+
+
+def _rows_and_usage(uow, sid):
+    row = uow.sessions.rows[sid]
+    return ([(m.role, m.content) for m in uow.messages.rows if m.session_id == sid],
+            row.message_count, row.conversation_turn_count,
+            row.transcript_output_tokens)
+
+
+def _twice(run):
+    """A Codex thread's run printed twice alike: the second run repeats the session's
+    first id-less line, so it is taken for a copy (docs/transcript-contract.md)."""
+    return run + run[1:]
+
+
+def test_a_copy_of_a_run_in_the_same_request_writes_what_a_copy_in_another_does(uow):
+    from tests import codex_lines as cx
+    run = [cx.thread_started(), cx.turn_started(),
+           json.dumps({"type": "error", "message": "usage limit"}),
+           json.dumps({"type": "turn.failed", "error": {"message": "usage limit"}})]
+    lines = _twice(run)
+    apart, together = _codex_session(uow, "apart"), _codex_session(uow, "together")
+    for seq, line in enumerate(lines):
+        send(uow, [line], session_id=apart, start=seq)
+    send(uow, lines, session_id=together)
+
+    found = _rows_and_usage(uow, together)
+    assert found == _rows_and_usage(uow, apart)
+    rows = found[0]
+    assert [role for role, _ in rows] == ["system", "system", "system"]  # the first run's
+    assert found[1] == 3
+
+
+def test_a_turn_and_its_copy_in_one_request_add_the_turns_usage_once(uow):
+    from tests import codex_lines as cx
+    lines = _twice([cx.thread_started(), cx.turn_started(), cx.message("item_0", "Done."),
+                    cx.turn_completed(input_tokens=100, output_tokens=7)])
+    sid = _codex_session(uow)
+    send(uow, lines, session_id=sid)
+
+    rows, messages, turns, output = _rows_and_usage(uow, sid)
+    assert [content for _, content in rows][-1] == "Done."
+    assert (messages, turns, output) == (2, 1, 7)
+    # the copy's turn.completed names no row, as it would in a request of its own
+    events = [event.split(" ", 1) for (s, _), text in sorted(uow.outputs.live.items())
+              if s == sid for event in text.split("\n")]
+    named = [json.loads(data)["message_id"] for name, data in events if name == "turn.completed"]
+    assert named[0] is not None and named[1:] == [None]
+
+
+def test_a_turn_end_sent_again_alone_under_a_new_seq_writes_nothing(uow):
+    from tests import codex_lines as cx
+    failed = json.dumps({"type": "turn.failed", "error": {"message": "usage limit"}})
+    sid = _codex_session(uow)
+    send(uow, [cx.thread_started(), cx.turn_started(),
+               json.dumps({"type": "error", "message": "usage limit"}), failed], session_id=sid)
+    before = _rows_and_usage(uow, sid)
+    assert [content for _, content in before[0]][-1] == "Turn failed (error): usage limit"
+
+    receipt = send(uow, [failed], session_id=sid, start=4)  # the runner retrying its last line
+
+    assert receipt.accepted == 1 and receipt.messages_written == 0
+    assert _rows_and_usage(uow, sid) == before
+
+
+def test_the_same_turn_end_after_a_turn_started_closes_a_turn_of_its_own(uow):
+    from tests import codex_lines as cx
+    failed = json.dumps({"type": "turn.failed", "error": {"message": "usage limit"}})
+    sid = _codex_session(uow)
+    send(uow, [cx.thread_started(), cx.turn_started(),
+               json.dumps({"type": "error", "message": "usage limit"}), failed], session_id=sid)
+    rows_before = _rows_and_usage(uow, sid)[0]
+
+    send(uow, [cx.turn_started(), failed], session_id=sid, start=4)  # a run that failed at once
+
+    rows, messages, turns, _ = _rows_and_usage(uow, sid)
+    assert rows == [*rows_before, ("system", "Turn failed (error): usage limit")]
+    assert (messages, turns) == (len(rows), 2)
+
+
+def test_a_result_that_closes_an_empty_turn_but_reports_tokens_counts_them_once(uow):
+    said = [cl.assistant(cl.text("Done."), uuid="a-1"), cl.result(uuid="r-1")]
+    # a background task's follow-up: its own result line, with nothing new to show
+    follow_up = json.dumps({"type": "result", "subtype": "success", "is_error": False,
+                            "uuid": "r-2", "usage": {"input_tokens": 480, "output_tokens": 8}})
+    send(uow, said + [follow_up])
+    send(uow, [follow_up], start=3)  # sent again under a new seq: known by its uuid
+
+    row = uow.sessions.rows["s1"]
+    assert [m.content for m in uow.messages.rows] == ["Done."]
+    assert row.conversation_turn_count == 2 and row.message_count == 1
+    assert row.transcript_output_tokens == 8 + json.loads(cl.result())["usage"]["output_tokens"]

@@ -82,6 +82,14 @@ def test_an_open_turn_of_the_previous_format_goes_on_as_if_never_stored(name):
     assert whole.messages.rows and whole.final_events.rows
 
 
+def since_v0(stored):
+    """A stored open turn without what releases since format 0 added beside it: the
+    thread of Codex's running total, which the thread's next line names again (the
+    test above shows the session goes on the same)."""
+    stream = {key: value for key, value in stored["stream"].items() if key != "thread_usage"}
+    return {**stored, "stream": stream}
+
+
 def snapshot_at_split(case):
     """The open turn this release stores after the case's first `split` lines."""
     lines = (FIXTURES / "streams" / case["stream"]).read_text().splitlines()
@@ -95,7 +103,9 @@ def test_an_open_turn_is_stored_versioned_and_namespaced_and_restores_to_itself(
     stored, _ = snapshot_at_split(OPEN_TURNS[name])
     assert stored["v"] == VERSION
     assert set(stored) <= {"v", "turn", "stream", "live", "evidence"}
-    assert set(stored["stream"]) == {"recent_ids", "replay", "runs"}
+    # thread_usage only for a provider that reports a running total of its thread (Codex)
+    assert {"recent_ids", "replay", "runs"} <= set(stored["stream"]) \
+        <= {"recent_ids", "replay", "runs", "thread_usage"}
     assert OpenTurn.restore(copy.deepcopy(stored)).snapshot() == stored
 
 
@@ -103,7 +113,8 @@ def test_an_open_turn_is_stored_versioned_and_namespaced_and_restores_to_itself(
 def test_the_previous_format_reads_as_this_one_wrote_it(name):
     case = OPEN_TURNS[name]
     stored, parts = snapshot_at_split(case)
-    assert OpenTurn.restore(copy.deepcopy(case["turn_state"])).snapshot() == stored
+    assert since_v0(OpenTurn.restore(copy.deepcopy(case["turn_state"])).snapshot()) \
+        == since_v0(stored)
     # GET of one session shows the same open turn from either format
     assert has_open_turn(case["turn_state"]) and has_open_turn(stored)
     assert open_turn(case["turn_state"], case["parts"]) == open_turn(stored, parts)

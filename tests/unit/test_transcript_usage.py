@@ -30,9 +30,26 @@ def test_the_delta_sums_tokens_under_claudes_names_and_the_cost():
              Turn({"input_tokens": 9000, "cached_input_tokens": 8800, "output_tokens": 30}),
              Turn({"total_tokens": 50, "output_tokens": 7}, {"total_cost_usd": math.nan})]
     delta = transcript_delta(turns)
-    assert delta == {"input_tokens": 9018, "output_tokens": 122, "cache_read_input_tokens": 17600,
+    # Codex's 9000 input include its 8800 cached: 200 uncached, the 8800 as cache read
+    assert delta == {"input_tokens": 218, "output_tokens": 122, "cache_read_input_tokens": 17600,
                      "cache_creation_input_tokens": 800, "total_cost_usd": 0.021}
 
 
 def test_no_turns_add_nothing():
     assert not any(transcript_delta([]).values())
+
+
+def test_gemini_stats_keep_their_cached_part_as_cache_read():
+    stats = {"stats": {"total_tokens": 900, "input_tokens": 820, "output_tokens": 80,
+                       "cached": 400, "input": 420, "duration_ms": 2100}}
+    usage = reported_usage(stats)
+    assert usage == {"total_tokens": 900, "input_tokens": 820, "output_tokens": 80,
+                     "cached_input_tokens": 400}
+    delta = transcript_delta([Turn(usage)])
+    assert (delta["input_tokens"], delta["cache_read_input_tokens"]) == (420, 400)
+    assert delta["input_tokens"] + delta["cache_read_input_tokens"] == stats["stats"]["input_tokens"]
+
+
+def test_cached_input_beyond_the_input_reported_leaves_no_negative_input():
+    delta = transcript_delta([Turn({"input_tokens": 5, "cached_input_tokens": 9})])
+    assert (delta["input_tokens"], delta["cache_read_input_tokens"]) == (0, 9)
