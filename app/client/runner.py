@@ -233,12 +233,11 @@ class Recorder:
 class _WithUsage:
     """The writer, posting each batch with the usage reports of its result lines."""
 
-    def __init__(self, writer, provider):
-        self.writer, self.provider = writer, provider
+    def __init__(self, writer, reports):
+        self.writer, self.reports = writer, reports
 
     def post_output(self, session_id, chunks):
-        reports = [usage.report_for(self.provider, c["seq"], c["data"])
-                   for c in chunks if c["stream"] == "stdout"]
+        reports = [self.reports.report(c) for c in chunks]
         return self.writer.post_output(session_id, chunks, [r for r in reports if r])
 
 
@@ -251,6 +250,7 @@ class Pump:
         self.sender = sender
         self.batcher = batcher
         self.provider = provider
+        self.reports = usage.Reports(provider)
         sender.idle = self.absorb_for  # keep reading the child while a post waits to retry
 
     def resend(self, state):
@@ -258,6 +258,7 @@ class Pump:
         lines it did was counted with them; a batch stored but not yet acknowledged comes
         back as duplicates, its reports as repeats."""
         chunks = state.unacked
+        self.reports.read(line for line in state.lines if line["seq"] <= state.acked)
         if chunks:
             log(f"resending {len(chunks)} spooled lines not acknowledged before")
         for at in range(0, len(chunks), self.batcher.max_lines):
@@ -301,5 +302,5 @@ class Pump:
     def _post(self, batch):
         self.spool.sync()  # on disk before the server may have it
         # each (sub-)batch carries its own lines' usage reports: counted with them or not at all
-        self.sender.send(_WithUsage(self.writer, self.provider), self.session_id, batch)
+        self.sender.send(_WithUsage(self.writer, self.reports), self.session_id, batch)
         self.spool.ack(batch[-1]["seq"])

@@ -1,7 +1,8 @@
 """The usage report a provider's result line carries, for POST .../usage.
 
 Claude's `result` line has the run's `usage` (input counted with its cache reads
-and writes) and `num_turns`; Codex's `turn.completed` has the turn's `usage`;
+and writes) and `num_turns`; Codex's `turn.completed` has the thread's running total
+(earlier turns, and earlier runs of a resumed thread, included: `Reports` steps it);
 Gemini's `result` has `stats`. The report id is the line's seq, so a line posted
 again (a retry, a resumed run) is counted once.
 """
@@ -10,6 +11,61 @@ import json
 # A cheap test before parsing: only these lines can carry a report.
 MARKERS = ('"result"', '"turn.completed"')
 CLAUDE_INPUT = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+class Reports:
+    """The reports of one session's lines, in seq order. Codex's running totals are
+    stepped: a turn reports what its total adds to the last total of its thread (a total
+    below it, a copy, reports nothing). A line's report is worked out once and kept, so a
+    batch posted again carries the same reports; a resumed run reads the spooled lines
+    first (`read`) to know the totals so far."""
+
+    def __init__(self, provider):
+        self.provider = provider
+        self._made = {}  # seq -> the report of a stepped line (one per turn: small)
+        self._thread = None
+        self._totals = {}  # thread id -> (input, output) of its last total
+
+    def read(self, chunks):
+        """Take in lines already posted or spooled (in seq order) without posting."""
+        for chunk in chunks:
+            self.report(chunk)
+
+    def report(self, chunk):
+        """The report of one posted chunk (`seq`, `stream`, `data`), or None."""
+        if chunk["stream"] != "stdout":
+            return None
+        if self.provider != "codex":
+            return report_for(self.provider, chunk["seq"], chunk["data"])
+        if chunk["seq"] in self._made:
+            return self._made[chunk["seq"]]
+        made = self._codex_step(chunk["seq"], chunk["data"])
+        self._made[chunk["seq"]] = made
+        return made
+
+    def _codex_step(self, seq, line):
+        if '"thread.started"' in line:
+            obj = _json_object(line)
+            if obj and obj.get("type") == "thread.started" and isinstance(obj.get("thread_id"), str):
+                self._thread = obj["thread_id"]
+            return None
+        total = report_for("codex", seq, line)
+        if total is None:
+            return None
+        now = (total["input_tokens"], total["output_tokens"])
+        last = self._totals.get(self._thread, (0, 0))
+        if now[0] < last[0] or now[1] < last[1]:
+            return None  # below the thread's total: a copy of an earlier turn's line
+        self._totals[self._thread] = now
+        return {**total, "input_tokens": now[0] - last[0], "output_tokens": now[1] - last[1]}
+
+
+def _json_object(line):
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
 
 
 def report_for(provider, seq, line):

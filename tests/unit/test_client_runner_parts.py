@@ -287,3 +287,47 @@ def test_each_posted_batch_carries_the_usage_of_its_own_result_lines_even_when_s
     for seqs, reports in writer.usage:
         assert reports == [f"line-{seq}" for seq in seqs if seq % 3 == 2]
     assert sorted(r for _, reports in writer.usage for r in reports) == ["line-2", "line-5", "line-8"]
+
+
+def codex_lines(*events):
+    return [{"seq": seq, "stream": "stdout", "data": json.dumps(event)}
+            for seq, event in enumerate(events)]
+
+
+def turn_total(input_tokens, output_tokens):
+    return {"type": "turn.completed", "usage": {"input_tokens": input_tokens,
+                                                "cached_input_tokens": 0,
+                                                "output_tokens": output_tokens}}
+
+
+def test_codex_running_totals_are_reported_as_each_turns_step():
+    lines = codex_lines({"type": "thread.started", "thread_id": "th1"}, turn_total(100, 10),
+                        turn_total(250, 30), turn_total(250, 30), turn_total(400, 35))
+    reports = usage.Reports("codex")
+    made = [reports.report(line) for line in lines]
+    assert [(r["input_tokens"], r["output_tokens"]) if r else None for r in made] == [
+        None, (100, 10), (150, 20), (0, 0), (150, 5)]
+    assert [reports.report(line) for line in lines] == made  # a re-post carries the same reports
+    assert sum(r["input_tokens"] for r in made if r) == 400  # the thread's own last total
+
+
+def test_a_codex_total_below_its_threads_last_is_a_copy_and_reports_nothing():
+    reports = usage.Reports("codex")
+    lines = codex_lines({"type": "thread.started", "thread_id": "th1"}, turn_total(100, 10),
+                        turn_total(60, 4))
+    assert reports.report(lines[2 - 1]) is not None and reports.report(lines[2]) is None
+
+
+def test_a_resumed_runner_steps_from_the_totals_its_spool_already_posted():
+    lines = codex_lines({"type": "thread.started", "thread_id": "th1"}, turn_total(100, 10),
+                        turn_total(250, 30))
+    resumed = usage.Reports("codex")
+    resumed.read(lines[:2])  # acknowledged before the crash
+    assert (resumed.report(lines[2])["input_tokens"], resumed.report(lines[2])["output_tokens"]) == (150, 20)
+
+
+def test_other_providers_reports_need_no_history():
+    line = {"seq": 3, "stream": "stdout", "data": json.dumps(
+        {"type": "result", "stats": {"input_tokens": 20, "output_tokens": 10}})}
+    assert usage.Reports("gemini").report(line)["input_tokens"] == 20
+    assert usage.Reports("gemini").report({**line, "stream": "stderr"}) is None
