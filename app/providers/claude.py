@@ -123,12 +123,12 @@ def parse_result(obj):
 def parse_system(obj):
     """A system line, summarised for a human reader (claude_notes.py)."""
     subtype = obj.get("subtype") if isinstance(obj.get("subtype"), str) else ""
-    return StreamEvent(
-        SYSTEM,
-        identity=line_identity(obj),
-        text=summarise_system(subtype, obj),
-        info={"subtype": subtype},
-    )
+    info = {"subtype": subtype}
+    if subtype == "init" and isinstance(obj.get("session_id"), str):
+        # an interactive Claude prints its init at every turn: named, a repeat is no news
+        info["agent_session"] = obj["session_id"]
+    return StreamEvent(SYSTEM, identity=line_identity(obj), text=summarise_system(subtype, obj),
+                       info=info)
 
 
 def parse_rate_limit(obj):

@@ -63,7 +63,7 @@ class Accumulator:
     """
 
     def __init__(self, buffer=None, recent_keys="", replay=None, runs=0, thread_usage=None,
-                 last_end=None):
+                 last_end=None, last_init=None):
         self.buffer = buffer or TurnBuffer()
         # provider turns begun so far (turn.started lines): the scope of item ids
         self._runs = runs
@@ -76,6 +76,10 @@ class Accumulator:
         # the line_hash of the id-less result line that closed the last turn, until a
         # turn.started: the same line again, with nothing in between, is a re-sent copy
         self._last_end = last_end
+        # the mark of the last agent-session init note (Claude prints its init at every
+        # turn of an interactive session, and again when resumed): the same one again
+        # writes no second "Session started" note
+        self._last_init = last_init
         # Whether the last line fed changed the turn's token usage (not stored: the
         # live events of that line read it, LiveEvents.for_line)
         self.usage_changed = False
@@ -96,7 +100,7 @@ class Accumulator:
         turns (`stream_state()`), each read by name; a missing field takes its default."""
         return cls(TurnBuffer.from_header(turn), _recent_keys(stream.get("recent_ids", "")),
                    stream.get("replay"), stream.get("runs", 0), stream.get("thread_usage"),
-                   stream.get("last_end"))
+                   stream.get("last_end"), stream.get("last_init"))
 
     def snapshot(self):
         """The state to store, without the parts (take and save those first)."""
@@ -119,6 +123,8 @@ class Accumulator:
             stored["thread_usage"] = thread_usage
         if self._last_end is not None:
             stored["last_end"] = self._last_end
+        if self._last_init is not None:
+            stored["last_init"] = self._last_init
         return stored
 
     def take_unsaved_parts(self):
@@ -187,7 +193,7 @@ class Accumulator:
         if identity is None:
             return []  # the last line of a copy of the open turn, now undone
         if event.kind == ev.SYSTEM:
-            return [self._note(event, identity, replay_identity)]
+            return [] if self._repeats_init(event) else [self._note(event, identity, replay_identity)]
         if event.kind == ev.TURN_STARTED:
             self._runs += 1
             self._last_end = None
@@ -238,6 +244,18 @@ class Accumulator:
         self._last_end = digest
         self.buffer.add_identity(identity, event_index, received_at, replay_identity)
         return [self._close(RESULT_TRIGGER, self._turn_result(event.info), received_at)]
+
+    def _repeats_init(self, event):
+        """Whether `event` is the init note of the agent session the last one named, with
+        the same text (a changed model or tool set is news, and written)."""
+        session = event.info.get("agent_session")
+        if session is None:
+            return False
+        mark = hashlib.blake2b(f"{session}\n{event.text}".encode(), digest_size=8).hexdigest()
+        if mark == self._last_init:
+            return True
+        self._last_init = mark
+        return False
 
     def _note(self, event, identity, replay_identity):
         """A system line's note; a thread's first line also starts its running total."""

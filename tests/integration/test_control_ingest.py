@@ -95,3 +95,18 @@ def test_an_interrupted_turn_is_marked_in_its_row(new_session, feed, messages):
     assert assistant[0]["metadata"]["interrupted"] is True
     assert assistant[0]["metadata"]["terminal_reason"] == "interrupted"
     assert "interrupted" not in assistant[1]["metadata"]
+
+
+def test_an_interactive_claude_session_says_it_started_once(new_session, feed, rows):
+    """Claude prints its init at every turn of an interactive session (5 in this capture)
+    and again when resumed: one "Session started" note, however often it comes."""
+    lines = capture("claude_permissions")
+    assert sum('"subtype":"init"' in line for line in lines) == 5
+    sid = new_session()
+    feed(sid, lines)
+    feed(sid, [line for line in lines if '"subtype":"init"' in line])  # a resumed run's inits
+    notes = rows("SELECT content FROM session_messages WHERE session_id = ? AND role = 'system'"
+                 " AND content LIKE ?", sid, "Session started%")
+    assert len(notes) == 1
+    total = rows("SELECT COUNT(*) FROM session_messages WHERE session_id = ?", sid)[0][0]
+    assert counters(rows, sid) == total
