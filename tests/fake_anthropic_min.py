@@ -14,8 +14,9 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler
 from http.server import ThreadingHTTPServer
+
+from tests.http_handlers import QuietHandler
 
 
 def _last_user(messages):
@@ -69,7 +70,7 @@ def _events(kind, value, model):
     yield "message_stop", {"type": "message_stop"}
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(QuietHandler):
     protocol_version = "HTTP/1.1"
 
     def setup(self):
@@ -80,10 +81,10 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
         if self.path.startswith("/v1/messages/count_tokens"):
-            return self._json({"input_tokens": 10})
+            return self.send_json(200, {"input_tokens": 10})
         if not self.path.startswith("/v1/messages"):
-            return self._json({"type": "error", "error": {"type": "not_found_error",
-                                                          "message": self.path}}, 404)
+            return self.send_json(404, {"type": "error", "error": {"type": "not_found_error",
+                                                                 "message": self.path}})
         kind, value = _reply(body)
         with self.server.lock:
             self.server.requests.append(body)
@@ -92,10 +93,10 @@ class Handler(BaseHTTPRequestHandler):
             content = ([{"type": "text", "text": value}] if kind == "text" else
                        [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
                          "input": {"command": value}}])
-            return self._json({"id": "msg_1", "type": "message", "role": "assistant",
-                               "model": model, "content": content,
-                               "stop_reason": "end_turn" if kind == "text" else "tool_use",
-                               "usage": {"input_tokens": 10, "output_tokens": 5}})
+            return self.send_json(200, {"id": "msg_1", "type": "message", "role": "assistant",
+                                        "model": model, "content": content,
+                                        "stop_reason": "end_turn" if kind == "text" else "tool_use",
+                                        "usage": {"input_tokens": 10, "output_tokens": 5}})
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -107,17 +108,6 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(5)
             self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
             self.wfile.flush()
-
-    def _json(self, body, status=200):
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
 
 
 @contextmanager

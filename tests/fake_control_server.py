@@ -9,8 +9,9 @@ import threading
 import time
 import uuid
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler
 from http.server import ThreadingHTTPServer
+
+from tests.http_handlers import QuietHandler
 
 COMMANDS = re.compile(r"^/api/remote/sessions/([^/]+)/commands(\?.*)?$")
 ACK = re.compile(r"^/api/remote/sessions/([^/]+)/commands/(\d+)/ack$")
@@ -64,7 +65,7 @@ class State:
         return found
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(QuietHandler):
     protocol_version = "HTTP/1.1"
 
     def setup(self):
@@ -83,25 +84,25 @@ class Handler(BaseHTTPRequestHandler):
         state, path = self.state, self.path
         if path == "/api/remote/sessions":
             state.opened = body
-            return self._answer(201, {"session": {"session_id": state.session_id},
+            return self.send_json(201, {"session": {"session_id": state.session_id},
                                       "write_token": "tlw_fake"})
         if path.endswith("/output"):
             with state.cond:
                 for chunk in body["chunks"]:
                     state.chunks[chunk["seq"]] = chunk
                 state.cond.notify_all()
-            return self._answer(200, {"accepted": len(body["chunks"]), "duplicates": 0,
+            return self.send_json(200, {"accepted": len(body["chunks"]), "duplicates": 0,
                                       "last_event_index": 0, "usage_counted": 0})
         if path.endswith("/runner"):
             with state.cond:
                 state.attached.append(body["controls"])
-            return self._answer(200, {"runner": {"attached": True, "controls": body["controls"],
+            return self.send_json(200, {"runner": {"attached": True, "controls": body["controls"],
                                                  "seen_at": "now"}})
         if path.endswith("/complete"):
             with state.cond:
                 state.completed = body
                 state.cond.notify_all()
-            return self._answer(200, {"session": {"status": "completed"}})
+            return self.send_json(200, {"session": {"status": "completed"}})
         match = ACK.match(path)
         if match:
             command_id = int(match.group(2))
@@ -115,13 +116,13 @@ class Handler(BaseHTTPRequestHandler):
                 state.acks.setdefault(command_id, body)
                 state.acked_at.setdefault(command_id, time.time())
                 state.cond.notify_all()
-            return self._answer(200, {"command": {"command_id": command_id}})
-        return self._answer(404, {"error": {"code": "not_found", "message": path}})
+            return self.send_json(200, {"command": {"command_id": command_id}})
+        return self.send_json(404, {"error": {"code": "not_found", "message": path}})
 
     def do_GET(self):  # noqa: N802
         match = COMMANDS.match(self.path)
         if not match or "text/event-stream" not in self.headers.get("Accept", ""):
-            return self._answer(404, {"error": {"code": "not_found", "message": self.path}})
+            return self.send_json(404, {"error": {"code": "not_found", "message": self.path}})
         state = self.state
         last = self.headers.get("Last-Event-ID")
         after = int(last) if last else 0
@@ -159,17 +160,6 @@ class Handler(BaseHTTPRequestHandler):
     def _chunk(self, data):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
-
-    def _answer(self, status, body):
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
 
 
 @contextmanager

@@ -6,10 +6,10 @@ import socket
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler
 from http.server import ThreadingHTTPServer
 
 from tests.agents import scenarios
+from tests.http_handlers import QuietHandler
 
 
 class FakeModelServer(ThreadingHTTPServer):
@@ -66,15 +66,12 @@ class FakeModelServer(ThreadingHTTPServer):
         return bool(isinstance(body, dict) and body.get("tools"))
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(QuietHandler):
     protocol_version = "HTTP/1.1"
 
     def setup(self):
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, *args):
-        pass
 
     def read_json(self):
         length = int(self.headers.get("Content-Length") or 0)
@@ -82,14 +79,6 @@ class Handler(BaseHTTPRequestHandler):
         body = json.loads(raw) if raw else {}
         self.server.record(self.command, self.path, body)
         return body
-
-    def send_json(self, status, obj):
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def start_events(self):
         self.send_response(200)

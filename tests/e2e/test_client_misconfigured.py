@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 from tests import servers
+from tests.http_handlers import QuietHandler
 
 TURNLOG = Path(sys.executable).parent / "turnlog"
 SESSION = "5e0c2d1e-0000-4000-8000-000000000000"
 
 
-class NotTurnlog(http.server.BaseHTTPRequestHandler):
+class NotTurnlog(QuietHandler):
     """A web server with no turnlog behind it: an HTML 404 for everything."""
 
     def do_GET(self):
@@ -28,15 +29,7 @@ class NotTurnlog(http.server.BaseHTTPRequestHandler):
         self._not_found()
 
     def _not_found(self):
-        body = b"<html><body><h1>Not Found</h1></body></html>"
-        self.send_response(404)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+        self.send_body(404, b"<html><body><h1>Not Found</h1></body></html>", "text/html")
 
 
 @contextmanager

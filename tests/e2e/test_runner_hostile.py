@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from app.client.spool import load
 from app.client.spool import spool_path
 from tests import servers
 from tests.figures import record
+from tests.http_handlers import QuietHandler
 
 TURNLOG = Path(sys.executable).parent / "turnlog"
 DEADLINE = 60
@@ -30,7 +30,7 @@ RUNNER_FAILED, BATCH_GIVEN_UP, SPOOL_LOCKED = 125, 124, 123
 PRINT_3 = [sys.executable, "-c", "for i in range(3): print(f'line {i}')"]
 
 
-class Scripted(BaseHTTPRequestHandler):
+class Scripted(QuietHandler):
     """Opens sessions (id `server.session_id`), answers posts of output as `server.output`
     says: "ok", "500", "503" (busy: retry, never counts) or "drop" (no answer at all)."""
 
@@ -39,7 +39,7 @@ class Scripted(BaseHTTPRequestHandler):
         self.server.bodies.append(json.loads(self.rfile.read(length) or b"{}"))
         self.server.posts.append(self.path)
         if self.path == "/api/remote/sessions":
-            self._answer(201, {"session": {"session_id": self.server.session_id},
+            self.send_json(201, {"session": {"session_id": self.server.session_id},
                                "write_token": self.server.write_token})
         elif self.path.endswith("/output"):
             mode = self.server.output
@@ -48,23 +48,12 @@ class Scripted(BaseHTTPRequestHandler):
             elif mode == "hang":
                 time.sleep(2)
             elif mode in ("500", "503"):
-                self._answer(int(mode), {"error": {"code": "boom", "message": "scripted"}})
+                self.send_json(int(mode), {"error": {"code": "boom", "message": "scripted"}})
             else:
-                self._answer(200, {"accepted": 3, "duplicates": 0, "last_event_index": 2,
+                self.send_json(200, {"accepted": 3, "duplicates": 0, "last_event_index": 2,
                                    "usage_counted": 0})
         else:  # complete
-            self._answer(200, {"session": {"status": "completed"}})
-
-    def _answer(self, status, body):
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+            self.send_json(200, {"session": {"status": "completed"}})
 
 
 @pytest.fixture

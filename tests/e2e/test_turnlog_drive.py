@@ -4,7 +4,6 @@ reads it), a send retried after a failure that reached the server queued once, t
 first answer winning, and one clear line for each refusal."""
 import threading
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler
 from http.server import ThreadingHTTPServer
 
 import pytest
@@ -17,6 +16,7 @@ from tests.e2e.runner_play import PlayedRunner
 from tests.e2e.runner_play import claude_lines
 from tests.e2e.runner_play import json_line
 from tests.e2e.runner_play import turnlog
+from tests.http_handlers import QuietHandler
 
 ENV = {"TURNLOG_STREAM_POLL_SECONDS": "0.02", "TURNLOG_STREAM_HEARTBEAT_SECONDS": "0.5"}
 REQUEST_ID = "377ec1ef-387e-4cfe-a3d6-d51b2ecd96a7"  # the first can_use_tool of the capture
@@ -69,7 +69,7 @@ def test_send_puts_the_prompt_on_the_channel_once_per_client_message_id(world):
     assert runner.next_command()["content"] == "two\nlines\n"
 
 
-class DropFirstAnswer(BaseHTTPRequestHandler):
+class DropFirstAnswer(QuietHandler):
     """Forwards every request to the upstream server; the first POST whose path holds
     `part` is forwarded too, but its answer is replaced by a 502: it reached the server,
     which acted."""
@@ -93,14 +93,7 @@ class DropFirstAnswer(BaseHTTPRequestHandler):
         if self.command == "POST" and self.part in self.path and not self.dropped:
             self.dropped.append(answer.status_code)
             status, data = 502, b"<html>bad gateway</html>"
-        self.send_response(status)
-        self.send_header("Content-Type", answer.headers.get("Content-Type", "text/html"))
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.send_body(status, data, answer.headers.get("Content-Type", "text/html"))
 
 
 @contextmanager
