@@ -133,10 +133,12 @@ class Config:
     # heartbeat at most this often; a waiting runner reads its commands again at least
     # this often (a command queued by another process of a SQLite deployment, where no
     # notification crosses processes, arrives within it); a long poll waits at most
-    # COMMAND_WAIT_MAX_SECONDS.
+    # COMMAND_WAIT_MAX_SECONDS. On SQLite each process also reads, this often, which
+    # sessions got a command, one query for all its waiting runners, and wakes them.
     RUNNER_ATTACHED_SECONDS = 30
     RUNNER_HEARTBEAT_SECONDS = 5
     COMMAND_POLL_SECONDS = 0.25
+    COMMAND_WATCH_SECONDS = 0.05
     COMMAND_WAIT_MAX_SECONDS = 30
 
     # What ingest derives from the agent's lines (issue 30): a permission request the
@@ -188,6 +190,7 @@ AT_LEAST = {
     "RUNNER_ATTACHED_SECONDS": 1,
     "RUNNER_HEARTBEAT_SECONDS": 0.001,
     "COMMAND_POLL_SECONDS": 0.001,
+    "COMMAND_WATCH_SECONDS": 0.001,
     "COMMAND_WAIT_MAX_SECONDS": 1,
     "PERMISSION_TIMEOUT_SECONDS": 0,
 }

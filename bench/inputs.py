@@ -256,6 +256,7 @@ class Inputs:
     def __init__(self, port):
         self.port = port
         self.posted = {}
+        self.cpu = {}
         self.lock = threading.Lock()
 
     def send(self, sid, content):
@@ -276,6 +277,33 @@ class Inputs:
             for due, sid, k in plan:
                 time.sleep(max(0.0, due - time.monotonic()))
                 pool.submit(self.send, sid, f"{tag}-{sid[:8]}-{k}")
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds process `pid` has used (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children(pid):
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return found
+
+
+def cpu_shares(master_pid, runners):
+    """CPU seconds used so far: the server's workers, the runners, their agents, this bench."""
+    agents = [child for proc in runners.procs for child in children(proc.pid)]
+    return {"workers": sum(map(cpu_seconds, children(master_pid))),
+            "runners": sum(cpu_seconds(proc.pid) for proc in runners.procs),
+            "agents": sum(map(cpu_seconds, agents)), "bench": sum(os.times()[:2])}
 
 
 def wait_for(condition, seconds, what):
@@ -335,9 +363,12 @@ def drive(port, runners, args, count, seqs_box):
         ingest = {}
         producers = threading.Thread(target=lambda: ingest.update(
             times=ingest_phase(port, ordinary, seqs, args.inputs * args.interval)))
+        cpu = cpu_shares(stream.LAST_MASTER_PID, runners)
         producers.start()
         inputs.schedule(sids, args.inputs, args.interval, "in")
         producers.join(args.inputs * args.interval + 120)
+        inputs.cpu = {name: used - cpu[name]
+                      for name, used in cpu_shares(stream.LAST_MASTER_PID, runners).items()}
         time.sleep(min(DRAIN_SECONDS, 3.0))
         for sid in sids:
             post(port, f"{API}/{sid}/stop", {})
@@ -402,7 +433,8 @@ def one_run(args, url, count):
     expected_rows = args.inputs + 1  # the warm-up input too
     wrong_rows = sum(n != expected_rows for n in rows.values())
     return {"n": count, "figures": figures, "lost": lost, "dup": dup, "wrong_rows": wrong_rows,
-            "posted": len(inputs.posted), "exits": sorted(set(codes)), "load": load,
+            "posted": len(inputs.posted), "cpu": inputs.cpu, "seconds": seconds,
+            "exits": sorted(set(codes)), "load": load,
             "alone": before + after, "before": before, "after": after, "during": during}
 
 
@@ -417,6 +449,8 @@ def show(result):
         f = ms[key]
         print(f"  {label:34} p50 {f['p50']:7.1f} ms  p99 {f['p99']:7.1f} ms  max {f['max']:7.1f} ms"
               f"  ({f['n']})")
+    print("  CPU seconds while driving (" + f"{result['seconds']:g} s): "
+          + ", ".join(f"{name} {used:.1f}" for name, used in result["cpu"].items()))
     alone, during = percentiles(result["alone"]), percentiles(result["during"])
     ratio = during["p99"] / alone["p99"]
     print(f"  ingest p99 alone {alone['p99']:.1f} ms (before {percentiles(result['before'])['p99']:.1f},"

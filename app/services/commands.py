@@ -11,6 +11,7 @@ process of a SQLite deployment). Each wait first expires the session's overdue
 permissions (app/services/control.py), so a deny reaches the runner even when no
 page is open. Flask-free: the web layer frames what these yield.
 """
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from app.services import control
 from app.services import tokens
 from app.services.access import OPEN
 from app.services.streaming import Heartbeat
+
+log = logging.getLogger(__name__)
 
 OUTCOMES = ("done", "failed")
 # Sessions whose ring counts the bell keeps before it forgets those nobody waits on.
@@ -117,6 +120,28 @@ class CommandBell:
             if not self._waiting and self._listening:
                 self._listening = False
                 self._generation += 1  # the listener stops within its wait
+
+
+def polling_listener(read_moved, interval, *, sleep=time.sleep):
+    """A CommandBell `listen(on_notify, stop)` for a database that notifies nobody
+    (SQLite, whose workers are processes of one host): every `interval` seconds one
+    read, `read_moved(after)` -> (the newest command id, the sessions with a command
+    above `after`), rings those sessions. One query per process for all its waiting
+    runners, so a command another worker queued wakes its runner within `interval`,
+    not at the runner's next own read (`poll_seconds`)."""
+    def listen(on_notify, stop):
+        newest = None
+        while not stop():
+            try:
+                newest, moved = read_moved(newest)
+            except Exception:  # the database may be down a while: runners poll meanwhile
+                log.exception("command bell: reading the newest commands failed")
+                moved = ()
+            for session_id in moved:
+                on_notify(session_id)
+            sleep(interval)
+
+    return listen
 
 
 @dataclass(frozen=True)
