@@ -228,8 +228,11 @@ def follow_commands(session_id, after, new_uow, bell, channel, *, on_queued=None
         if commands:
             yield Commands(commands)
             quiet_since = monotonic()
-            continue
-        if completed:
+            if len(commands) >= channel.batch:
+                continue  # more may wait: read on at once
+            # A command queued since `mark` rang, and the wait below returns at once
+            # for it: no read that would find nothing.
+        elif completed:
             yield ChannelEnd(completed)
             return
         if monotonic() - quiet_since >= channel.keepalive_seconds:
@@ -252,14 +255,20 @@ class _Reader:
         self.beat_at = None
 
     def read(self):
-        """(new commands, the session's status once it is completed else None)."""
+        """(new commands, the session's status once it is completed else None). Overdue
+        permissions are looked for in the same read (one unit of work, not two: this runs
+        for every runner at every wake-up); when some expired, their deny commands are
+        read at once."""
         now = self.clock()
-        if control.expire_due(self.session_id, self.new_uow, now=now,
-                                                      settings=self.channel.settings) and self.on_queued:
-            self.on_queued(self.session_id)
         with self.new_uow() as uow:
+            due = uow.permissions.due_in_session(self.session_id, to_iso(now))
             commands = uow.commands.unacked_after(self.session_id, self.after, self.channel.batch)
             session = uow.sessions.get(self.session_id)
+        if due and control.expire_due(self.session_id, self.new_uow, now=now,
+                                      settings=self.channel.settings):
+            if self.on_queued:
+                self.on_queued(self.session_id)
+            return self.read()
         if session is None:
             return [], "deleted"
         if commands:
