@@ -18,15 +18,17 @@ database `--database-url` names), authentication off. For each N of `--sessions`
    A separate process follows `/events` of every interactive session (epoll, no thread
    each) and notes when each reply's `block.completed` arrives; it also holds the command
    channel (`GET .../commands`, SSE) of P sessions open beside their runners, to see when
-   the server writes a command on it: the part of the figure that is the server's.
+   the server writes a command on it: the part of the figure that is the server's (it
+   sees only the commands still unacknowledged when its stream reads them).
 3. every session is stopped (POST .../stop), its runner exits; ingest alone again.
 
 Prints per N: POST -> agent's stdin, POST -> reply on /events, POST -> command on the
 channel (the probes) and that -> stdin (the runner's part), each p50/p99/max; the POST's
 own round trip; ingest p99 alone (before and after) and with the runners, and the
-ratio; and the counts: inputs read by the agents once, replies seen once, user rows
-stored once; lost and duplicated must be 0. Goals: p99 < 250 ms at N = 100, ingest p99
-ratio <= 1.10. Bounded: every wait has a deadline, every process is stopped at the end.
+ratio; the CPU seconds the workers, runners, agents and this bench used while driving;
+and the counts: inputs read by the agents once, replies seen once, user rows stored
+once; lost and duplicated must be 0. Goals: p99 < 250 ms at N = 100 (both timings),
+ingest p99 ratio <= 1.10. Bounded: every wait has a deadline, every process is stopped at the end.
 The runners and agents (2 N processes) share the host's CPUs with the server: on a small
 host their scheduling is part of the figure, which the probe split shows.
 """
@@ -499,10 +501,12 @@ def main():
             print(f"\nmedian of {len(runs)} runs at {n} sessions: " + ", ".join(
                 f"{key} {statistics.median(r[key] for r in runs):.2f}" for key in runs[0]))
     top = summary[max(counts)]
-    met = (statistics.median(r["stdin_p99"] for r in top) < 250
-           and statistics.median(r["ingest_ratio"] for r in top) <= 1.10)
-    print(f"\ngoals at {max(counts)} sessions (POST -> stdin p99 < 250 ms, ingest p99 ratio"
-          f" <= 1.10): {'met' if met else 'NOT met'}; checks: {'ok' if ok else 'WRONG'}")
+    goals = {"POST -> stdin p99 < 250 ms": statistics.median(r["stdin_p99"] for r in top) < 250,
+             "POST -> reply p99 < 250 ms": statistics.median(r["reply_p99"] for r in top) < 250,
+             "ingest p99 ratio <= 1.10": statistics.median(r["ingest_ratio"] for r in top) <= 1.10}
+    print(f"\ngoals at {max(counts)} sessions (medians): " + "; ".join(
+        f"{goal} {'met' if met else 'NOT met'}" for goal, met in goals.items())
+          + f"; checks: {'ok' if ok else 'WRONG'}")
     return 0 if ok else 1
 
 
