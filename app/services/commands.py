@@ -288,6 +288,10 @@ def ack_command(session_id, command_id, outcome, reason, uow, *, caller=OPEN, cl
     now = to_iso(clock())
     with uow:
         writable_session(uow, session_id, caller)
+        # The session's row first, as every write use case locks it (on PostgreSQL the
+        # heartbeat's UPDATE takes its row lock): ingest applying this input's echo
+        # locks that row, then the input's; the other order deadlocked under load.
+        uow.runners.heartbeat(session_id, now)
         command = uow.commands.find(session_id, command_id)
         if command is None:
             raise CommandNotFound(f"session {session_id} has no command {command_id}",
@@ -299,7 +303,6 @@ def ack_command(session_id, command_id, outcome, reason, uow, *, caller=OPEN, cl
                 uow.inputs.mark_delivered(session_id, input_id, now)
             else:
                 uow.inputs.mark_failed(session_id, input_id, reason or "the runner could not deliver it")
-        uow.runners.heartbeat(session_id, now)
         command = uow.commands.find(session_id, command_id)
         uow.commit()
     return command, recorded

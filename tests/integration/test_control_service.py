@@ -6,6 +6,7 @@ import json
 import threading
 
 import pytest
+from sqlalchemy import event
 
 from app.core.errors import AlreadyResolved
 from app.db import detached_units_of_work
@@ -150,3 +151,28 @@ def test_the_command_stream_reads_once_per_wake_up_with_its_expiry_check(app, ro
     assert [c.kind for c in second.commands] == ["stop"]
     assert bell.waits == 1 and opened == [False, True, False]
     stream.close()
+
+
+@pytest.mark.sqlite_only
+def test_an_ack_writes_the_session_row_before_the_command_and_the_input(app):
+    """Ingest applying an input's echo locks the session row, then the input's; an ack
+    in the other order deadlocked on PostgreSQL (bench/inputs.py). SQLite's trace shows
+    the order of the writes."""
+    sid = open_session("claude")
+    with writing() as uow:
+        added = uow.inputs.add_if_new(sid, "c1", "hi", None, PAST)
+        command = uow.commands.add(sid, "input", {"input_id": added.input_id}, None, PAST)
+        uow.commit()
+    seen = []
+
+    def trace(dbapi_conn, record, proxy):
+        dbapi_conn.set_trace_callback(seen.append)
+
+    db.engine.dispose()
+    event.listen(db.engine, "checkout", trace)
+    try:
+        commands.ack_command(sid, command.command_id, "done", None, writing())
+    finally:
+        event.remove(db.engine, "checkout", trace)
+    writes = [s.split()[1] for s in seen if s.lstrip().upper().startswith("UPDATE")]
+    assert writes == ["agent_sessions", "session_commands", "session_inputs"]
