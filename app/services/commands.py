@@ -123,17 +123,22 @@ class CommandBell:
 
 
 def polling_listener(read_moved, interval, *, sleep=time.sleep):
-    """A CommandBell `listen(on_notify, stop)` for a database that notifies nobody
-    (SQLite, whose workers are processes of one host): every `interval` seconds one
-    read, `read_moved(after)` -> (the newest command id, the sessions with a command
-    above `after`), rings those sessions. One query per process for all its waiting
-    runners, so a command another worker queued wakes its runner within `interval`,
-    not at the runner's next own read (`poll_seconds`)."""
-    def listen(on_notify, stop):
+    """A CommandBell `listen(on_notify, stop, on_listening=)` for a database that
+    notifies nobody (SQLite, whose workers are processes of one host): every `interval`
+    seconds one read, `read_moved(after)` -> (the newest command id, the sessions with
+    a command above `after`), rings those sessions. One query per process for all its
+    waiting runners, so a command another worker queued wakes its runner within
+    `interval`, not at the runner's next own read (`poll_seconds`). `on_listening()`
+    after the first read, which only learns where the commands stand: a command
+    committed before it is for the waiters to read once more."""
+    def listen(on_notify, stop, on_listening=None):
         newest = None
         while not stop():
             try:
+                first = newest is None
                 newest, moved = read_moved(newest)
+                if first and on_listening is not None:
+                    on_listening()
             except Exception:  # the database may be down a while: runners poll meanwhile
                 log.exception("command bell: reading the newest commands failed")
                 moved = ()

@@ -123,8 +123,10 @@ def test_the_polling_listener_rings_the_sessions_that_got_commands_since_its_las
             raise answer
         return answer
 
+    listening = []
     listen = polling_listener(read_moved, 0.05, sleep=sleeps.append)
-    listen(rung.append, lambda: len(asked) == 5)
-    # the first read only learns where the commands stand; a failed read is tried again
-    assert asked == [None, 7, 9, 9, 9] and rung == ["s1", "s2", "s2"]
+    listen(rung.append, lambda: len(asked) == 5, on_listening=lambda: listening.append(len(asked)))
+    # the first read only learns where the commands stand (then the waiters read once
+    # more, as after a LISTEN); a failed read is tried again
+    assert asked == [None, 7, 9, 9, 9] and rung == ["s1", "s2", "s2"] and listening == [1]
     assert sleeps == [0.05] * 5
