@@ -130,13 +130,16 @@ class Config:
 
     # The control channel's server side (issue 30, docs/control.md): a runner counts as
     # attached this long after its last heartbeat; an open command stream refreshes the
-    # heartbeat at most this often; a waiting runner reads its commands again at least
-    # this often (a command queued by another process of a SQLite deployment, where no
-    # notification crosses processes, arrives within it); a long poll waits at most
-    # COMMAND_WAIT_MAX_SECONDS.
+    # heartbeat at most this often. A command wakes its waiting runner: in its process at
+    # once, on PostgreSQL by NOTIFY, on SQLite by each process's read, every
+    # COMMAND_WATCH_SECONDS, of which sessions got one (one query for all its runners).
+    # A waiting runner still reads its commands at least every COMMAND_POLL_SECONDS (a
+    # wake-up lost, overdue permissions): each such read is a few queries per runner, so
+    # not often. A long poll waits at most COMMAND_WAIT_MAX_SECONDS.
     RUNNER_ATTACHED_SECONDS = 30
     RUNNER_HEARTBEAT_SECONDS = 5
-    COMMAND_POLL_SECONDS = 0.25
+    COMMAND_POLL_SECONDS = 2.0
+    COMMAND_WATCH_SECONDS = 0.05
     COMMAND_WAIT_MAX_SECONDS = 30
 
     # What ingest derives from the agent's lines (issue 30): a permission request the
@@ -188,6 +191,7 @@ AT_LEAST = {
     "RUNNER_ATTACHED_SECONDS": 1,
     "RUNNER_HEARTBEAT_SECONDS": 0.001,
     "COMMAND_POLL_SECONDS": 0.001,
+    "COMMAND_WATCH_SECONDS": 0.001,
     "COMMAND_WAIT_MAX_SECONDS": 1,
     "PERMISSION_TIMEOUT_SECONDS": 0,
 }

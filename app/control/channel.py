@@ -15,13 +15,25 @@ _bell_lock = threading.Lock()
 
 def bell():
     """The command bell of this app in this process, made on first use (after the fork);
-    on PostgreSQL it listens for the commands other instances queue."""
+    on PostgreSQL it listens for the commands other instances queue, on SQLite it polls
+    for those the host's other worker processes queue (COMMAND_WATCH_SECONDS)."""
     app = current_app._get_current_object()
     with _bell_lock:
         if BELL_KEY not in app.extensions:
             listen = db.notification_listener(live_notify.COMMANDS_CHANNEL)
+            if listen is None:
+                listen = commands.polling_listener(_moved_reader(db.detached_units_of_work()),
+                                                   app.config["COMMAND_WATCH_SECONDS"])
             app.extensions[BELL_KEY] = commands.CommandBell(listen=listen)
         return app.extensions[BELL_KEY]
+
+
+def _moved_reader(new_uow):
+    def read_moved(after):
+        with new_uow() as uow:
+            return uow.commands.moved_after(after)
+
+    return read_moved
 
 
 def ring(session_id):

@@ -11,6 +11,7 @@ process of a SQLite deployment). Each wait first expires the session's overdue
 permissions (app/services/control.py), so a deny reaches the runner even when no
 page is open. Flask-free: the web layer frames what these yield.
 """
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from app.services import control
 from app.services import tokens
 from app.services.access import OPEN
 from app.services.streaming import Heartbeat
+
+log = logging.getLogger(__name__)
 
 OUTCOMES = ("done", "failed")
 # Sessions whose ring counts the bell keeps before it forgets those nobody waits on.
@@ -119,6 +122,33 @@ class CommandBell:
                 self._generation += 1  # the listener stops within its wait
 
 
+def polling_listener(read_moved, interval, *, sleep=time.sleep):
+    """A CommandBell `listen(on_notify, stop, on_listening=)` for a database that
+    notifies nobody (SQLite, whose workers are processes of one host): every `interval`
+    seconds one read, `read_moved(after)` -> (the newest command id, the sessions with
+    a command above `after`), rings those sessions. One query per process for all its
+    waiting runners, so a command another worker queued wakes its runner within
+    `interval`, not at the runner's next own read (`poll_seconds`). `on_listening()`
+    after the first read, which only learns where the commands stand: a command
+    committed before it is for the waiters to read once more."""
+    def listen(on_notify, stop, on_listening=None):
+        newest = None
+        while not stop():
+            try:
+                first = newest is None
+                newest, moved = read_moved(newest)
+                if first and on_listening is not None:
+                    on_listening()
+            except Exception:  # the database may be down a while: runners poll meanwhile
+                log.exception("command bell: reading the newest commands failed")
+                moved = ()
+            for session_id in moved:
+                on_notify(session_id)
+            sleep(interval)
+
+    return listen
+
+
 @dataclass(frozen=True)
 class Channel:
     """How a runner's wait behaves: `poll_seconds` between reads at the latest,
@@ -203,8 +233,11 @@ def follow_commands(session_id, after, new_uow, bell, channel, *, on_queued=None
         if commands:
             yield Commands(commands)
             quiet_since = monotonic()
-            continue
-        if completed:
+            if len(commands) >= channel.batch:
+                continue  # more may wait: read on at once
+            # A command queued since `mark` rang, and the wait below returns at once
+            # for it: no read that would find nothing.
+        elif completed:
             yield ChannelEnd(completed)
             return
         if monotonic() - quiet_since >= channel.keepalive_seconds:
@@ -227,14 +260,20 @@ class _Reader:
         self.beat_at = None
 
     def read(self):
-        """(new commands, the session's status once it is completed else None)."""
+        """(new commands, the session's status once it is completed else None). Overdue
+        permissions are looked for in the same read (one unit of work, not two: this runs
+        for every runner at every wake-up); when some expired, their deny commands are
+        read at once."""
         now = self.clock()
-        if control.expire_due(self.session_id, self.new_uow, now=now,
-                                                      settings=self.channel.settings) and self.on_queued:
-            self.on_queued(self.session_id)
         with self.new_uow() as uow:
+            due = uow.permissions.due_in_session(self.session_id, to_iso(now))
             commands = uow.commands.unacked_after(self.session_id, self.after, self.channel.batch)
             session = uow.sessions.get(self.session_id)
+        if due and control.expire_due(self.session_id, self.new_uow, now=now,
+                                      settings=self.channel.settings):
+            if self.on_queued:
+                self.on_queued(self.session_id)
+            return self.read()
         if session is None:
             return [], "deleted"
         if commands:
@@ -254,6 +293,10 @@ def ack_command(session_id, command_id, outcome, reason, uow, *, caller=OPEN, cl
     now = to_iso(clock())
     with uow:
         writable_session(uow, session_id, caller)
+        # The session's row first, as every write use case locks it (on PostgreSQL the
+        # heartbeat's UPDATE takes its row lock): ingest applying this input's echo
+        # locks that row, then the input's; the other order deadlocked under load.
+        uow.runners.heartbeat(session_id, now)
         command = uow.commands.find(session_id, command_id)
         if command is None:
             raise CommandNotFound(f"session {session_id} has no command {command_id}",
@@ -265,7 +308,6 @@ def ack_command(session_id, command_id, outcome, reason, uow, *, caller=OPEN, cl
                 uow.inputs.mark_delivered(session_id, input_id, now)
             else:
                 uow.inputs.mark_failed(session_id, input_id, reason or "the runner could not deliver it")
-        uow.runners.heartbeat(session_id, now)
         command = uow.commands.find(session_id, command_id)
         uow.commit()
     return command, recorded

@@ -1,6 +1,7 @@
 """A command queued through one app instance reaches a runner waiting on another: on
 PostgreSQL through the NOTIFY of migration 0025 at once (the waiter's read interval is
-made far longer than the test waits), anywhere through that read interval. Two apps
+made far longer than the test waits), on SQLite through the bell's poll of the newest
+commands (COMMAND_WATCH_SECONDS), anywhere through that read interval. Two apps
 in one process, each with its own engine and command bell, stand for two instances."""
 import threading
 import time
@@ -30,9 +31,9 @@ def wait_for_command(waiter_app, sid, got):
         got["body"] = response.get_json()
 
 
-def run_fan_out(app, poll_seconds):
+def run_fan_out(app, poll_seconds, **settings):
     """(seconds from the POST on one instance to the long poll's answer on the other, body)."""
-    waiter_app = second_app(app, COMMAND_POLL_SECONDS=poll_seconds)
+    waiter_app = second_app(app, COMMAND_POLL_SECONDS=poll_seconds, **settings)
     sid = app.test_client().post(SESSIONS, json={"session_type": "agent"}).get_json()["session"]["session_id"]
     got = {}
     waiter = threading.Thread(target=wait_for_command, args=(waiter_app, sid, got))
@@ -98,3 +99,10 @@ def test_a_command_queued_while_the_listener_connects_is_not_left_to_the_poll(ap
             db.engine.dispose()
     assert [c["kind"] for c in got["body"]["commands"]] == ["interrupt"]
     assert got["at"] - posted < 5  # about the listener's 0.5 s, not the 20 s poll
+def test_on_sqlite_the_bell_polls_for_the_commands_of_other_processes(app, backend):
+    if backend != "sqlite":
+        pytest.skip("SQLite only: PostgreSQL notifies")
+    # the waiter reads again only after 20 s: only the bell's poll can wake it sooner
+    seconds, body = run_fan_out(app, poll_seconds=20, COMMAND_WATCH_SECONDS=0.05)
+    assert [c["kind"] for c in body["commands"]] == ["interrupt"]
+    assert seconds < 5  # loose: about one poll of the bell

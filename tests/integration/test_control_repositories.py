@@ -28,6 +28,26 @@ def test_commands_after_a_cursor_skip_the_acknowledged(app, new_session, rows):
         ("input", "done", None, "T3"), ("interrupt", None, None, None)]
 
 
+def test_the_bell_poll_names_the_sessions_with_newer_commands(app, new_session):
+    one, two, quiet = new_session(), new_session(), new_session()
+    with writing() as uow:
+        start, nobody = uow.commands.moved_after(None)
+        uow.commands.add(quiet, "interrupt", {}, None, "T0")
+        uow.commit()
+    assert nobody == []
+    with writing() as uow:
+        before, _ = uow.commands.moved_after(None)
+        uow.commands.add(one, "interrupt", {}, None, "T1")
+        uow.commands.add(two, "stop", {}, None, "T2")
+        newest = uow.commands.add(one, "interrupt", {}, None, "T3").command_id
+        uow.commit()
+    with writing() as uow:
+        assert before > start
+        found, moved = uow.commands.moved_after(before)
+        assert (found, sorted(moved)) == (newest, sorted([one, two]))
+        assert uow.commands.moved_after(newest) == (newest, [])
+
+
 def test_a_permission_is_recorded_once_and_resolved_once(app, new_session, rows):
     sid = new_session()
     with writing() as uow:

@@ -1,14 +1,18 @@
 """The control use cases on a real database, rows checked with SQL: a resolution's
 announcement line goes through ingest's fold without disturbing the open turn (every
-provider); racing answers and an expiry resolve a request once, with one command."""
+provider); racing answers and an expiry resolve a request once, with one command; the
+command stream reads once per wake-up."""
 import json
 import threading
 
 import pytest
+from sqlalchemy import event
 
 from app.core.errors import AlreadyResolved
+from app.db import detached_units_of_work
 from app.db import writing
 from app.extensions import db
+from app.services import commands
 from app.services import control
 from app.services import sessions
 from tests import claude_lines as cl
@@ -104,3 +108,71 @@ def test_a_completed_session_gets_no_announcement_line(app, rows, complete):
     control.answer_permission(sid, "R1", "allow", None, writing())
     assert rows("SELECT COUNT(*) FROM remote_runtime_outputs WHERE session_id = ?", sid) == [(0,)]
     assert rows("SELECT COUNT(*) FROM session_commands") == [(1,)]
+
+
+class CountingBell:
+    """A bell whose waits return at once, counted."""
+
+    def __init__(self):
+        self.waits = 0
+
+    def mark(self, session_id):
+        return 0
+
+    def wait(self, session_id, mark, timeout):
+        self.waits += 1
+        return True
+
+
+def test_the_command_stream_reads_once_per_wake_up_with_its_expiry_check(app, rows):
+    sid = open_session("claude")
+    ask(rows, sid, "R1", expires_at=FUTURE)
+    opened = []
+    new_uow = detached_units_of_work()
+
+    def counted(write=False):
+        opened.append(write)
+        return new_uow(write)
+
+    bell = CountingBell()
+    channel = commands.Channel(poll_seconds=1.0, heartbeat_seconds=3600.0)
+    stream = commands.follow_commands(sid, 0, counted, bell, channel)
+    with writing() as uow:
+        uow.commands.add(sid, "interrupt", {}, None, PAST)
+        uow.commit()
+    first = next(stream)
+    # one read (commands, session and due permissions together) and the first heartbeat
+    assert [c.kind for c in first.commands] == ["interrupt"] and opened == [False, True]
+    with writing() as uow:
+        uow.commands.add(sid, "stop", {}, None, PAST)
+        uow.commit()
+    second = next(stream)
+    # fewer than a batch came: the stream waited on the bell before it read again
+    assert [c.kind for c in second.commands] == ["stop"]
+    assert bell.waits == 1 and opened == [False, True, False]
+    stream.close()
+
+
+@pytest.mark.sqlite_only
+def test_an_ack_writes_the_session_row_before_the_command_and_the_input(app):
+    """Ingest applying an input's echo locks the session row, then the input's; an ack
+    in the other order deadlocked on PostgreSQL (bench/inputs.py). SQLite's trace shows
+    the order of the writes."""
+    sid = open_session("claude")
+    with writing() as uow:
+        added = uow.inputs.add_if_new(sid, "c1", "hi", None, PAST)
+        command = uow.commands.add(sid, "input", {"input_id": added.input_id}, None, PAST)
+        uow.commit()
+    seen = []
+
+    def trace(dbapi_conn, record, proxy):
+        dbapi_conn.set_trace_callback(seen.append)
+
+    db.engine.dispose()
+    event.listen(db.engine, "checkout", trace)
+    try:
+        commands.ack_command(sid, command.command_id, "done", None, writing())
+    finally:
+        event.remove(db.engine, "checkout", trace)
+    writes = [s.split()[1] for s in seen if s.lstrip().upper().startswith("UPDATE")]
+    assert writes == ["agent_sessions", "session_commands", "session_inputs"]

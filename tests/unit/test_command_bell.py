@@ -10,6 +10,7 @@ from app.core.clock import to_iso
 from app.core.records import AgentSession
 from app.services import control
 from app.services.commands import CommandBell
+from app.services.commands import polling_listener
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -108,3 +109,24 @@ def test_controls_follow_the_attached_runner_and_say_why_not():
     assert "no runner" in gone["reasons"]["send"]
     done = control.controls_of(session("completed"), (["send"], fresh, None), NOW, settings)
     assert done["send"] is False and "completed" in done["reasons"]["send"]
+
+
+def test_the_polling_listener_rings_the_sessions_that_got_commands_since_its_last_read():
+    reads = iter([(7, []), (9, ["s1", "s2"]), RuntimeError("database is locked"), (9, []),
+                  (10, ["s2"])])
+    asked, rung, sleeps = [], [], []
+
+    def read_moved(after):
+        asked.append(after)
+        answer = next(reads)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    listening = []
+    listen = polling_listener(read_moved, 0.05, sleep=sleeps.append)
+    listen(rung.append, lambda: len(asked) == 5, on_listening=lambda: listening.append(len(asked)))
+    # the first read only learns where the commands stand (then the waiters read once
+    # more, as after a LISTEN); a failed read is tried again
+    assert asked == [None, 7, 9, 9, 9] and rung == ["s1", "s2", "s2"] and listening == [1]
+    assert sleeps == [0.05] * 5

@@ -25,6 +25,13 @@ ACK = text(
     "UPDATE session_commands SET acked_at = :acked_at, outcome = :outcome, reason = :reason"
     " WHERE session_id = :session_id AND command_id = :command_id AND acked_at IS NULL"
 )
+# The command bell's poll where no notification crosses processes (SQLite): the newest
+# command, and which sessions have one above a command id (a range of the primary key).
+SELECT_NEWEST_ID = text("SELECT COALESCE(MAX(command_id), 0) FROM session_commands")
+SELECT_MOVED_AFTER = text(
+    "SELECT session_id, MAX(command_id) FROM session_commands WHERE command_id > :after"
+    " GROUP BY session_id"
+)
 SELECT_LATEST_OF_KIND = text(
     f"SELECT {COLUMNS} FROM session_commands"
     " WHERE session_id = :session_id AND kind = :kind ORDER BY command_id DESC LIMIT 1"
@@ -63,6 +70,14 @@ class CommandRepository:
             "session_id": session_id, "command_id": command_id, "outcome": outcome,
             "reason": reason, "acked_at": now})
         return result.rowcount == 1
+
+    def moved_after(self, after):
+        """(the newest command id, the ids of the sessions with a command above `after`);
+        with `after` None, the newest id alone (and no sessions)."""
+        if after is None:
+            return self.conn.execute(SELECT_NEWEST_ID).scalar_one(), []
+        rows = self.conn.execute(SELECT_MOVED_AFTER, {"after": after}).all()
+        return max([after, *(newest for _, newest in rows)]), [sid for sid, _ in rows]
 
     def latest(self, session_id, kind):
         """The session's newest command of `kind`, or None."""
