@@ -8,6 +8,8 @@ again (a retry, a resumed run) is counted once.
 """
 import json
 
+from app.core.thread_usage import ThreadUsage
+
 # A cheap test before parsing: only these lines can carry a report.
 MARKERS = ('"result"', '"turn.completed"')
 CLAUDE_INPUT = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
@@ -15,16 +17,15 @@ CLAUDE_INPUT = ("input_tokens", "cache_creation_input_tokens", "cache_read_input
 
 class Reports:
     """The reports of one session's lines, in seq order. Codex's running totals are
-    stepped: a turn reports what its total adds to the last total of its thread (a total
-    below it, a copy, reports nothing). A line's report is worked out once and kept, so a
-    batch posted again carries the same reports; a resumed run reads the spooled lines
-    first (`read`) to know the totals so far."""
+    stepped as the server's fold steps them (`ThreadUsage`): a turn reports what its
+    total adds to its thread's last one (a total below it, a copy, reports nothing). A
+    line's report is worked out once and kept, so a batch posted again carries the same
+    reports; a resumed run reads the spooled lines first (`read`) to know the totals so far."""
 
     def __init__(self, provider):
         self.provider = provider
         self._made = {}  # seq -> the report of a stepped line (one per turn: small)
-        self._thread = None
-        self._totals = {}  # thread id -> (input, output) of its last total
+        self._thread = ThreadUsage()
 
     def read(self, chunks):
         """Take in lines already posted or spooled (in seq order) without posting."""
@@ -47,17 +48,15 @@ class Reports:
         if '"thread.started"' in line:
             obj = _json_object(line)
             if obj and obj.get("type") == "thread.started" and isinstance(obj.get("thread_id"), str):
-                self._thread = obj["thread_id"]
+                self._thread.begin_thread(obj["thread_id"])
             return None
         total = report_for("codex", seq, line)
         if total is None:
             return None
-        now = (total["input_tokens"], total["output_tokens"])
-        last = self._totals.get(self._thread, (0, 0))
-        if now[0] < last[0] or now[1] < last[1]:
+        step = self._thread.turn_usage({key: total[key] for key in ("input_tokens", "output_tokens")})
+        if not step:
             return None  # below the thread's total: a copy of an earlier turn's line
-        self._totals[self._thread] = now
-        return {**total, "input_tokens": now[0] - last[0], "output_tokens": now[1] - last[1]}
+        return {**total, **step}
 
 
 def _json_object(line):

@@ -12,6 +12,7 @@ import binascii
 import hashlib
 from typing import NamedTuple
 
+from app.core.thread_usage import ThreadUsage
 from app.transcript import event_types as ev
 from app.transcript.recent_keys import RecentKeys
 from app.transcript.replay import CAUGHT_UP
@@ -23,7 +24,6 @@ from app.transcript.turns import Turn
 from app.transcript.turns import TurnBuffer
 from app.transcript.turns import UserPrompt
 from app.transcript.turns import turn_key
-from app.transcript.usage import ThreadUsage
 
 # How many recent line ids are remembered to spot lines a runner sends again
 # under new seqs. Bounded so the stored state stays a few kilobytes.

@@ -1,5 +1,5 @@
 """A turn's own usage out of Codex exec's running total for its thread."""
-from app.transcript.usage import ThreadUsage
+from app.core.thread_usage import ThreadUsage
 
 
 def total(input_tokens, cached, output):
