@@ -42,6 +42,16 @@ class State:
             self.cond.notify_all()
             return self.next_id
 
+    def push_input_holding_its_ack(self, input_id, uuid, content, timeout=30):
+        """Queue an input whose ack request will hang, unanswered and not stored, and wait
+        until it comes: the runner has acted on it, and the server does not know (the
+        moment to kill a runner between delivery and acknowledgement)."""
+        with self.cond:
+            self.hold_acks.add(self.next_id + 1)
+            held = self.push("input", input_id=input_id, uuid=uuid, content=content)
+        self.wait(lambda: held in self.ack_requests, timeout=timeout, what="the ack request")
+        return held
+
     def stdout(self):
         with self.cond:
             return [self.chunks[seq]["data"] for seq in sorted(self.chunks)

@@ -122,6 +122,15 @@ def gunicorn_again(server):
         yield replace(server, master_pid=proc.pid)
 
 
+def reap(proc, timeout=90):
+    """A test that failed half-way leaves no process behind (a runner, an agent), nor its
+    pipes open."""
+    if proc.poll() is None:
+        proc.kill()
+    if proc.returncode is None or (proc.stderr is not None and not proc.stderr.closed):
+        proc.communicate(timeout=timeout)
+
+
 def kill_hard(server):
     """kill -9 the master and every worker of `server`: nothing gets to clean up."""
     workers = worker_pids(server.master_pid)

@@ -18,6 +18,7 @@ from app.client.spool import load
 from app.client.spool import spool_path
 from tests.fake_control_server import control_server
 from tests.figures import record
+from tests.servers import reap
 
 TURNLOG = Path(sys.executable).parent / "turnlog"
 AGENT = [sys.executable, str(Path(__file__).resolve().parents[1] / "fake_claude_stdio.py")]
@@ -69,14 +70,6 @@ def echoed(content):
 def finish(proc):
     _, err = proc.communicate(timeout=DEADLINE)
     return proc.returncode, err
-
-
-def reap(proc):
-    """A test that failed half-way leaves no runner behind, nor its pipes open."""
-    if proc.poll() is None:
-        proc.kill()
-    if proc.returncode is None or not proc.stderr.closed:
-        proc.communicate(timeout=DEADLINE)
 
 
 def test_prompt_inputs_permission_interrupt_and_stop_reach_the_agent_in_order(fake, tmp_path):
@@ -150,9 +143,7 @@ def test_a_runner_killed_before_its_ack_and_resumed_delivers_nothing_twice(fake,
     proc = start(fake, tmp_path, "--driver", "claude", "--prompt", "first")
     try:
         wait_stdout(fake, echoed("first"), "the --prompt's echo")
-        state.hold_acks.add(state.next_id + 1)
-        held = state.push("input", input_id=1, uuid="uuid-once", content="only once")
-        state.wait(lambda: held in state.ack_requests, what="the ack request")
+        held = state.push_input_holding_its_ack(1, "uuid-once", "only once")
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=DEADLINE)
     finally:

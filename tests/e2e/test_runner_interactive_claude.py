@@ -19,6 +19,7 @@ from app.client.spool import spool_path
 from tests.fake_anthropic_min import fake_anthropic
 from tests.fake_control_server import control_server
 from tests.figures import record
+from tests.servers import reap
 
 TURNLOG = Path(sys.executable).parent / "turnlog"
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,13 +62,6 @@ def start(world, *extra, session=None):
         args += ["--session", session]
     return subprocess.Popen([*args, "--", str(CLAUDE)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, cwd=home)
-
-
-def reap(proc):
-    if proc.poll() is None:
-        proc.kill()
-    if not proc.stderr.closed:
-        proc.communicate(timeout=DEADLINE)
 
 
 def seen(state, predicate, what):
@@ -163,10 +157,8 @@ def test_a_killed_runner_resumed_delivers_once_and_continues_the_claude_session(
         seen(state, lambda line: line.get("type") == "result", "the first result")
         first_session = next(line["session_id"] for line in state.stdout_json()
                              if line.get("type") == "result")
-        state.hold_acks.add(state.next_id + 1)
-        held = state.push("input", input_id=1, uuid="0d4f3c2b-1a09-4e8d-b7c6-a5f4e3d2c1b0",
-                          content="say once")
-        state.wait(lambda: held in state.ack_requests, timeout=DEADLINE, what="the ack request")
+        held = state.push_input_holding_its_ack(1, "0d4f3c2b-1a09-4e8d-b7c6-a5f4e3d2c1b0", "say once",
+                                                timeout=DEADLINE)
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=DEADLINE)
     finally:

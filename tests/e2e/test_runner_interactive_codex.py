@@ -30,6 +30,7 @@ from tests.api import bearer
 from tests.e2e.test_stream_replay import parse_sse
 from tests.fake_control_server import control_server
 from tests.figures import record
+from tests.servers import reap
 
 TURNLOG = Path(sys.executable).parent / "turnlog"
 DEADLINE = 90
@@ -80,13 +81,6 @@ def start(world, *extra, session=None):
          "--stop-grace", "5", *extra, *(["--session", session] if session else []),
          "--", program],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=agent.env, cwd=agent.cwd)
-
-
-def reap(proc):
-    if proc.poll() is None:
-        proc.kill()
-    if not proc.stderr.closed:
-        proc.communicate(timeout=DEADLINE)
 
 
 def seen(state, predicate, what):
@@ -284,10 +278,8 @@ def test_a_killed_runner_resumed_delivers_once_and_continues_the_codex_thread(wo
         seen(state, said("Noted: teapot."), "the first answer")
         thread = next(line["thread_id"] for line in state.stdout_json()
                       if line.get("type") == "thread.started")
-        state.hold_acks.add(state.next_id + 1)
-        held = state.push("input", input_id=1, uuid="0d4f3c2b-1a09-4e8d-b7c6-a5f4e3d2c1b0",
-                          content="Say once.")
-        state.wait(lambda: held in state.ack_requests, timeout=DEADLINE, what="the ack request")
+        held = state.push_input_holding_its_ack(1, "0d4f3c2b-1a09-4e8d-b7c6-a5f4e3d2c1b0", "Say once.",
+                                                timeout=DEADLINE)
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=DEADLINE)
     finally:

@@ -28,6 +28,7 @@ from tests.api import bearer
 from tests.e2e.test_stream_replay import parse_sse
 from tests.fake_control_server import control_server
 from tests.figures import record
+from tests.servers import reap
 
 TURNLOG = Path(sys.executable).parent / "turnlog"
 SESSIONS = "/api/remote/sessions"
@@ -67,13 +68,6 @@ def start(world, *extra, session=None):
     return subprocess.Popen([*args, "--", str(program), "--model", clis.GEMINI_MODEL],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             cwd=agent.cwd)
-
-
-def reap(proc):
-    if proc.poll() is None:
-        proc.kill()
-    if not proc.stderr.closed:
-        proc.communicate(timeout=DEADLINE)
 
 
 def seen(state, predicate, what, after=0):
