@@ -60,6 +60,7 @@ class Reports:
 
 
 def _json_object(line):
+    """The line's JSON object, or None when it is none."""
     try:
         obj = json.loads(line)
     except ValueError:
@@ -71,11 +72,8 @@ def report_for(provider, seq, line):
     """`{"report_id", "input_tokens", "output_tokens", "requests"}` for a result line, else None."""
     if not any(marker in line for marker in MARKERS):
         return None
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(obj, dict):
+    obj = _json_object(line)
+    if obj is None:
         return None
     counts = _counts(provider, obj)
     if counts is None:
