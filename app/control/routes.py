@@ -10,6 +10,7 @@ from app import schemas
 from app.auth import current_caller
 from app.auth import requires
 from app.control import channel as ch
+from app.core.errors import CommandNotFound
 from app.core.errors import InvalidEventId
 from app.errors import ApiError
 from app.request_args import load_body
@@ -76,6 +77,9 @@ def _command_stream(session_id, after, new_uow, bell, channel):
 def ack(session_id, command_id):
     """POST .../commands/<id>/ack: the runner acted on the command (done or failed)."""
     body = load_body(schemas.command_ack_schema)
+    if command_id > MAX_COMMAND_ID:  # no column holds it: no command has that id
+        raise CommandNotFound(f"session {session_id} has no command {command_id}",
+                              {"session_id": session_id, "command_id": command_id})
     command, _ = runner_side.ack_command(session_id, command_id, body["outcome"], body["reason"],
                                          db.writing(), caller=current_caller())
     return {"command": schemas.command_schema.dump(command)}

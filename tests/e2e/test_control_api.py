@@ -141,6 +141,11 @@ def test_an_unknown_command_is_404_and_a_bad_cursor_or_wait_is_refused(client, w
     response = client.post(url(world, "/commands/999/ack"), json={"outcome": "done"},
                            headers=bearer(world["write"]))
     assert response.status_code == 404 and response.get_json()["error"]["code"] == "command_not_found"
+    for beyond in (2**63, 19497364950775815471104):  # no column holds it: unknown, not a 500
+        response = client.post(url(world, f"/commands/{beyond}/ack"), json={"outcome": "failed"},
+                               headers=bearer(world["write"]))
+        assert response.status_code == 404, response.get_json()
+        assert response.get_json()["error"]["code"] == "command_not_found"
     assert client.get(url(world, "/commands?after=x"), headers=bearer(world["write"])).status_code == 400
     response = client.get(url(world, "/commands?wait=31"), headers=bearer(world["write"]))
     assert response.status_code == 422 and response.get_json()["error"]["code"] == "invalid_wait"
