@@ -155,14 +155,15 @@ def first_prompt(command):
 
 def _codex_exec_args(args):
     """The arguments after `exec` (or `e`), less `resume SESSION_ID`; None without exec."""
-    for at, arg in enumerate(args):
-        if arg in ("exec", "e"):
-            rest = args[at + 1:]
-            break
-        if not arg.startswith("-"):
+    at = 0
+    while at < len(args) and args[at] not in ("exec", "e"):
+        if not args[at].startswith("-"):
             return None  # another subcommand
-    else:
+        name, eq, _ = args[at].partition("=")
+        at = _skip_values(args, at + 1, False) if not eq and name in CODEX["value"] else at + 1
+    if at >= len(args):
         return None
+    rest = args[at + 1:]
     for at, arg in enumerate(rest):
         if arg == "resume":
             after = rest[at + 1:]
