@@ -232,6 +232,17 @@ def _evidence_panel(session_id):
     return evidence_panel(items, rows, more)
 
 
+@bp.get("/sessions/<session_id>/failure")
+@requires(USER, cookie=True, on_missing=login_redirect)
+def session_failure(session_id):
+    """Why a failed session failed (exit code, reason, last stderr lines) as an HTML
+    fragment ("" unless it failed); the page asks for it when the session ends failed."""
+    found = service.get_session_summary(session_id, db.reading(), caller=current_caller())
+    response = current_app.make_response(render_template("ui/_failure.html", agent_session=found))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
 @bp.get("/sessions/<session_id>/counters")
 @requires(USER, cookie=True, on_missing=login_redirect)
 def session_counters(session_id):

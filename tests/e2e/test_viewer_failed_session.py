@@ -86,3 +86,19 @@ def test_a_session_whose_runner_went_silent_reads_stale_not_live(open_page, app_
     page.reload()
     row = page.locator("tr", has=page.locator(f"a[href='/sessions/{sid}']"))
     assert row.locator(".badge").inner_text() == "stale"
+
+
+def test_a_failing_session_shows_why_on_its_open_page(open_page, app_server):  # noqa: F811
+    base = app_server.base
+    sid = open_run(base, ["gemini", "-p", "summarise"], "summarise")
+    page = open_page(f"{base}/sessions/{sid}")
+    connection(page, "live")
+    assert page.locator("#failure").count() == 0
+
+    post(base, sid, [{"seq": 0, "stream": "stderr", "data": "Error: quota exhausted"}])
+    status, _ = call(base, "POST", f"/api/remote/sessions/{sid}/complete", {"exit_code": 41})
+    assert status == 200
+    page.locator("#failure .failure-code").wait_for()
+    assert page.locator("#failure .failure-code").inner_text() == "41"
+    assert page.locator("#failure .failure-stderr").inner_text() == "Error: quota exhausted"
+    connection(page, "ended")

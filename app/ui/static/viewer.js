@@ -141,6 +141,21 @@ async function refreshCounters() {
   }
 }
 
+// A session that failed while the page was open: its exit code and stderr, server-rendered.
+async function showFailure() {
+  const slot = document.getElementById("failure-slot");
+  if (!slot || !transcript.dataset.failureUrl) return;
+  try {
+    const response = await fetch(transcript.dataset.failureUrl, { cache: "no-store" });
+    if (!response.ok) throw new Error(`failure: HTTP ${response.status}`);
+    const template = document.createElement("template");
+    template.innerHTML = await response.text(); // server-escaped HTML, inert
+    slot.replaceChildren(template.content);
+  } catch (err) {
+    console.warn(err);
+  }
+}
+
 // The evidence panel is server-rendered; a closed turn may have added commands to it.
 async function refreshEvidence() {
   const slot = document.getElementById("evidence-slot");
@@ -464,6 +479,7 @@ function connect() {
     show("ended");
     const { status } = JSON.parse(event.data);
     if (status) showStatus(status);
+    if (status === "failed") showFailure();
     refresh().then(() => openTurn()?.remove());
     refreshCounters();
     refreshEvidence();
