@@ -140,6 +140,10 @@ class Config:
     # not often. A long poll waits at most COMMAND_WAIT_MAX_SECONDS.
     RUNNER_ATTACHED_SECONDS = 30
     RUNNER_HEARTBEAT_SECONDS = 5
+    # A running session whose runner sent neither output nor a heartbeat for this long is
+    # shown `stale`, not live (app/core/liveness.py). `turnlog run` sends a heartbeat
+    # after 20 s of quiet, so this leaves room for a few missed ones and a slow retry.
+    RUNNER_STALE_SECONDS = 120
     COMMAND_POLL_SECONDS = 2.0
     COMMAND_WATCH_SECONDS = 0.05
     COMMAND_WAIT_MAX_SECONDS = 30
@@ -192,6 +196,7 @@ AT_LEAST = {
     "MAX_INPUT_BYTES": 1,
     "RUNNER_ATTACHED_SECONDS": 1,
     "RUNNER_HEARTBEAT_SECONDS": 0.001,
+    "RUNNER_STALE_SECONDS": 1,
     "COMMAND_POLL_SECONDS": 0.001,
     "COMMAND_WATCH_SECONDS": 0.001,
     "COMMAND_WAIT_MAX_SECONDS": 1,

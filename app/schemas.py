@@ -12,6 +12,7 @@ from marshmallow import ValidationError
 from marshmallow import fields
 from marshmallow import validate
 
+from app.core import command_line
 from app.providers import PROVIDERS
 from app.providers.json_depth import MAX_DEPTH
 from app.providers.json_depth import too_deep
@@ -72,6 +73,12 @@ class SessionCreateSchema(BaseSchema):
     user_id = Identifier(load_default=None, allow_none=True, validate=validate.Length(max=200))
     provider = fields.String(load_default="claude", validate=validate.OneOf(PROVIDERS))
     machine = Identifier(load_default=None, allow_none=True, validate=validate.Length(max=200))
+    # What ran (docs/runner.md): stored with secrets redacted, by the server too.
+    command = fields.List(Identifier(validate=validate.Length(max=command_line.MAX_ARG_CHARS)),
+                          load_default=None, allow_none=True,
+                          validate=validate.Length(max=command_line.MAX_ARGS))
+    prompt = Identifier(load_default=None, allow_none=True,
+                        validate=validate.Length(max=command_line.MAX_PROMPT_CHARS))
 
 
 class ChunkSchema(BaseSchema):
@@ -83,6 +90,8 @@ class ChunkSchema(BaseSchema):
 class CompleteSchema(BaseSchema):
     exit_code = fields.Integer(load_default=None, allow_none=True, strict=True,
                                validate=EXIT_CODE_RANGE)
+    # why the agent never ran (it could not be started); kept with a failed session
+    reason = Identifier(load_default=None, allow_none=True, validate=validate.Length(max=2000))
 
 
 MAX_USAGE_REPORTS = 1000  # per request, like MAX_CHUNKS lines
@@ -188,6 +197,15 @@ class SessionSummarySchema(BaseSchema):
     user_id = fields.String(allow_none=True, required=True)
     machine = fields.String(allow_none=True, required=True)
     exit_code = fields.Integer(allow_none=True, required=True)
+    stale = fields.Boolean(required=True, metadata={
+        "description": "running, but its runner has sent neither output nor a heartbeat for"
+                       " RUNNER_STALE_SECONDS: not live (status stays running; the viewer shows"
+                       " `stale`)"})
+    command = fields.List(fields.String(), allow_none=True, required=True, metadata={
+        "description": "the command line the runner ran, secrets redacted; null when not sent"})
+    prompt = fields.String(attribute="first_prompt", allow_none=True, required=True, metadata={
+        "description": "the first prompt the agent was given (from its command line or an"
+                       " interactive run's --prompt); null when unknown"})
     message_count = fields.Integer(required=True)
     conversation_turn_count = fields.Integer(required=True)
     visible_message_count = fields.Integer(required=True)
@@ -319,6 +337,12 @@ class SessionSchema(SessionSummarySchema):
     controls = fields.Nested(ControlsSchema, allow_none=True, required=True)
     stopped_by = fields.String(allow_none=True, required=True, metadata={
         "description": "who asked for the stop that ended the session; null otherwise"})
+    failure_reason = fields.String(allow_none=True, required=True, metadata={
+        "description": "a failed session: why the agent never ran, as its runner said (it"
+                       " could not be started); null otherwise"})
+    stderr_tail = fields.List(fields.String(), required=True, metadata={
+        "description": "a failed session: its last stderr lines (up to 20, oldest first, each"
+                       " at most 1000 characters), kept at completion; empty otherwise"})
     # True when `messages` stops at SESSION_MESSAGES_MAX: the rest come from
     # GET .../messages?after=<next_cursor>.
     messages_truncated = fields.Boolean(required=True)

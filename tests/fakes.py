@@ -30,10 +30,12 @@ class FakeSessions:
         self.max_seqs = {}
 
     def add(self, session_id, user_id, session_type, context, provider, now, machine=None,
-            opened_by_token=None):
+            opened_by_token=None, command=None, first_prompt=None):
         self.rows[session_id] = AgentSession(session_id, user_id, session_type, context, "running",
                                              provider, None, 0, 0, 0, 0, 0, 0, now, now,
-                                             machine=machine, opened_by_token=opened_by_token)
+                                             machine=machine, opened_by_token=opened_by_token,
+                                             command=None if command is None else list(command),
+                                             first_prompt=first_prompt)
 
     def opened_since(self, token_id, since):
         stamps = [r.created_at for r in self.rows.values()
@@ -76,9 +78,11 @@ class FakeSessions:
         row.visible_message_count += new_visible
         row.updated_at = now
 
-    def mark_completed(self, session_id, status, exit_code, now):
+    def mark_completed(self, session_id, status, exit_code, now, *, failure_reason=None,
+                       stderr_tail=None):
         row = self.rows[session_id]
         row.status, row.exit_code = status, exit_code
+        row.failure_reason, row.stderr_tail = failure_reason, list(stderr_tail or [])
 
     def assign_machine(self, session_id, machine, now):
         row = self.rows[session_id]
@@ -237,6 +241,11 @@ class FakeOutputs:
         found = [(o.event_index, o.stream, o.payload)
                  for sid, o in self.rows if sid == session_id and o.event_index > after]
         return sorted(found)[:limit]
+
+    def last_stderr(self, session_id, limit):
+        found = sorted((o.event_index, o.payload) for sid, o in self.rows
+                       if sid == session_id and o.stream == "stderr")
+        return [payload for _, payload in found[-limit:]] if limit else []
 
     def oldest_index(self, session_id):
         return min((o.event_index for sid, o in self.rows if sid == session_id), default=None)

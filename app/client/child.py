@@ -1,9 +1,55 @@
-"""The wrapped command: its stdout and stderr read line by line into one queue."""
+"""The wrapped command: found before anything starts, then its stdout and stderr read
+line by line into one queue (and passed through to the terminal)."""
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import threading
+
+from app.client.errors import CANNOT_RUN
+from app.client.errors import NOT_FOUND
+from app.client.errors import RunnerFailed
+
+
+def check_runnable(command, env):
+    """RunnerFailed (exit 127, or 126) unless `command[0]` names a program that can be
+    started: a path to an executable file, or a name on the PATH of `env` (the child's)."""
+    program = command[0]
+    if os.sep in program:
+        if not os.path.exists(program):
+            raise RunnerFailed(f"cannot start {program!r}: no such file", NOT_FOUND)
+        if os.path.isdir(program) or not os.access(program, os.X_OK):
+            raise RunnerFailed(f"cannot start {program!r}: not an executable file (chmod +x?)",
+                               CANNOT_RUN)
+        return
+    if shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+        raise RunnerFailed(f"cannot start {program!r}: no such command on the PATH (is it"
+                           " installed? give its full path)", NOT_FOUND)
+
+
+def start_failure_code(err):
+    """The exit code a command that could not be started gets, as shells give it."""
+    return NOT_FOUND if isinstance(err, FileNotFoundError) else CANNOT_RUN
+
+
+class Tee:
+    """The agent's output passed through to the runner's terminal as `tee` does: its
+    stdout bytes to `stdout`, its stderr bytes to `stderr`, as it printed them. A
+    terminal that goes away (a closed pipe) stops that stream's echo, never the run."""
+
+    def __init__(self, stdout, stderr):
+        self.targets = {"stdout": stdout, "stderr": stderr}
+
+    def write(self, stream, raw):
+        target = self.targets.get(stream)
+        if target is None:
+            return
+        try:
+            target.write(raw)
+            target.flush()
+        except (OSError, ValueError):  # a closed pipe or file: keep running, unseen
+            self.targets[stream] = None
 
 
 class Child:
@@ -12,9 +58,10 @@ class Child:
 
     With `stdin_pipe` its stdin is a pipe held open (`self.process.stdin`, for an
     interactive run to write to); without, it inherits the runner's. `translate` turns
-    each stdout line into the lines to record (a driver's `on_line`)."""
+    each stdout line into the lines to record (a driver's `on_line`). `echo` (a Tee)
+    passes each line through to the runner's own terminal, once it is spooled."""
 
-    def __init__(self, command, record, env=None, stdin_pipe=False, translate=None):
+    def __init__(self, command, record, env=None, stdin_pipe=False, translate=None, echo=None):
         # Its own process group: a Ctrl-C at the terminal reaches the runner alone,
         # which forwards it once, instead of the child getting it twice.
         # It inherits no descriptor but its three (close_fds), so none of the runner's.
@@ -24,6 +71,7 @@ class Child:
                                         close_fds=True)
         self.record = record
         self.translate = translate
+        self.echo = echo
         self.lines = queue.Queue()
         self.open_streams = 2
         self.readers = []
@@ -40,9 +88,11 @@ class Child:
                 text = line.decode("utf-8", "replace")
                 if self.translate is None or stream != "stdout":
                     self.lines.put(self.record(stream, text))
-                    continue
-                for each in self.translate(text):
-                    self.lines.put(self.record(stream, each))
+                else:
+                    for each in self.translate(text):
+                        self.lines.put(self.record(stream, each))
+                if self.echo is not None:
+                    self.echo.write(stream, raw)
         self.lines.put(None)
 
     def running(self):

@@ -10,6 +10,7 @@ any other holding the token) taken out of its environment, and the token on a pi
 whose descriptor the child does not inherit.
 """
 import ctypes
+import json
 import os
 import sys
 from pathlib import Path
@@ -27,6 +28,7 @@ from app.client.http import checked_server
 from app.client.ids import is_session_id
 from app.client.interactive import STOP_GRACE_SECONDS
 from app.client.render import Renderer
+from app.client.render import failure_lines
 from app.client.render import header
 from app.client.runner import RunRequest
 from app.client.runner import run as run_command
@@ -37,6 +39,9 @@ SESSION_TYPES = ("chat", "agent", "terminal", "workflow")
 # A token is short; a pipe holds 64 KiB before a write blocks.
 MAX_TOKEN_BYTES = 4096
 PR_SET_DUMPABLE = 4
+# What a user token starts with (the server's app/services/tokens.py): one that reads
+# and drives sessions, which no runner can write with.
+USER_TOKEN_PREFIX = "tlu_"
 
 
 def default_spool():
@@ -187,11 +192,14 @@ def check_session_id(_context, _param, value):
               type=click.FloatRange(min=0), default=STOP_GRACE_SECONDS, show_default=True,
               help="seconds a stopped agent gets after its stdin closes, and again after"
                    " SIGTERM, before SIGKILL (or TURNLOG_STOP_GRACE_SECONDS)")
+@click.option("--quiet", is_flag=True,
+              help="do not pass the command's stdout and stderr through to this terminal")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(server, token, token_file, token_fd, session_type, workflow_id, provider, user_id,
         session_id, spool_dir, max_batch_failures, interactive, prompt, driver, stop_grace,
-        command):
+        quiet, command):
     """Run COMMAND, posting its stdout and stderr lines to a session; exit with its code.
+    Its stdout and stderr also pass through to this terminal, as with `tee` (--quiet: not).
 
     Write `--` before the command: turnlog run --server URL --token-file F -- claude -p ...
     """
@@ -202,8 +210,11 @@ def run(server, token, token_file, token_fd, session_type, workflow_id, provider
     if interactive:
         provider = driven_provider(driver, command, provider)
     token, source = read_token(token, token_file, token_fd)
+    check_runner_token(token)
     args = ["--server", server, "--provider", provider, "--spool", spool_dir,
             "--max-batch-failures", str(max_batch_failures)]
+    if quiet:
+        args.append("--quiet")
     if interactive:
         args += ["--interactive", "--driver", driver, "--stop-grace", repr(stop_grace)]
     for name, value in (("--session-type", session_type), ("--workflow-id", workflow_id),
@@ -217,8 +228,18 @@ def run(server, token, token_file, token_fd, session_type, workflow_id, provider
         session_type=session_type or ("workflow" if workflow_id else "agent"),
         context={"workflow_id": workflow_id} if workflow_id else None, session_id=session_id,
         max_batch_failures=max_batch_failures, interactive=interactive, prompt=prompt,
-        driver=driver, stop_grace=stop_grace)
+        driver=driver, stop_grace=stop_grace, tee=not quiet)
     sys.exit(run_command(Client(server, token), request))
+
+
+def check_runner_token(token):
+    """A user token cannot write a session's output: refuse it before a session is opened
+    (one would be, and stay `running` with nothing in it), naming the fix."""
+    if token.startswith(USER_TOKEN_PREFIX):
+        raise ConfigurationError(
+            f"turnlog run needs a runner token (tlr_...), not a user token ({USER_TOKEN_PREFIX}...):"
+            " an operator makes one with `turnlog create-runner-token --machine M --user U`"
+            " (user tokens are for follow, send, approve, interrupt, stop and attach)")
 
 
 def driven_provider(driver, command, provider):
@@ -243,6 +264,25 @@ def _print_header(client, session_id, err):
     except Unreachable:
         return
     err(f"turnlog: {header(session)}\n")
+
+
+def _status_of(event):
+    try:
+        return json.loads(event.data or "{}").get("status")
+    except (ValueError, AttributeError):
+        return None
+
+
+def _print_failure(client, session_id, err):
+    """After a failed session's end: why it failed, on stderr (skipped when the server
+    cannot be reached any more: the end line gave the exit code). Not with --raw, whose
+    stderr is the agent's stderr lines, as posted."""
+    try:
+        session = client.get_session(session_id)
+    except Unreachable:
+        return
+    for line in failure_lines(session):
+        err(f"turnlog: {line}\n")
 
 
 @click.command("follow")
@@ -272,6 +312,8 @@ def follow(server, token, token_file, token_fd, raw, session_id):
             _print_header(client, session_id, err)
         for event in client.follow(session_id, raw=raw, on_retry=retrying):
             renderer.handle(event)
+            if not raw and event.event == "end" and _status_of(event) == "failed":
+                _print_failure(client, session_id, err)
     except Misconfigured as wrong:
         raise ConfigurationError(wrong.message) from None
     except ApiError as error:

@@ -8,6 +8,10 @@ RUNNER_FAILED = 125
 BATCH_GIVEN_UP = 124
 # Another run holds the spool of the session this one was asked to continue.
 SPOOL_LOCKED = 123
+# The command cannot be run (as `env` and shells say): found but not executable, or
+# not found at all. Checked before a session is opened.
+CANNOT_RUN = 126
+NOT_FOUND = 127
 
 
 class Unreachable(Exception):

@@ -39,11 +39,13 @@ class Client:
         return Client(self.server, token, self.timeout)
 
     def open_session(self, session_type="agent", *, provider=None, user_id=None, machine=None,
-                     context=None):
-        """Open a session: the whole answer, `{"session": {...}, "write_token": ...}`."""
+                     context=None, command=None, prompt=None):
+        """Open a session: the whole answer, `{"session": {...}, "write_token": ...}`.
+        `command` (its arguments, secrets redacted) and `prompt` say what runs in it."""
         body = {"session_type": session_type}
         for name, value in (("provider", provider), ("user_id", user_id),
-                            ("machine", machine), ("context", context)):
+                            ("machine", machine), ("context", context),
+                            ("command", command), ("prompt", prompt)):
             if value is not None:
                 body[name] = value
         return self.call("POST", API, body)
@@ -58,9 +60,12 @@ class Client:
             body["usage"] = [{"requests": 1, **report} for report in usage]
         return self.call("POST", f"{API}/{session_id}/output", body)
 
-    def complete(self, session_id, exit_code=None):
-        """Mark the session completed (exit code 0 or None) or failed; the session."""
+    def complete(self, session_id, exit_code=None, reason=None):
+        """Mark the session completed (exit code 0 or None) or failed; the session.
+        `reason` says why the agent never ran (it could not be started)."""
         body = {} if exit_code is None else {"exit_code": exit_code}
+        if reason is not None:
+            body["reason"] = reason
         return self.call("POST", f"{API}/{session_id}/complete", body)["session"]
 
     def report_usage(self, session_id, report_id, input_tokens=0, output_tokens=0, requests=1):

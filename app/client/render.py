@@ -88,6 +88,19 @@ def header(session):
             f" {session.get('provider')}, {status}" + (f"; {where}" if where else ""))
 
 
+def failure_lines(session):
+    """The lines `follow` ends a failed session with: its exit code, why the agent never
+    ran (when its runner said), and its last stderr lines."""
+    lines = [f"session failed with exit code {session.get('exit_code')}"]
+    if session.get("failure_reason"):
+        lines.append(f"  {session['failure_reason']}")
+    tail = session.get("stderr_tail") or []
+    if tail:
+        lines.append("  last lines on stderr:")
+        lines.extend(f"  | {line}" for line in tail)
+    return lines
+
+
 def _main_argument(value):
     """The input a call is best named by: its main argument when it has one."""
     if isinstance(value, dict):

@@ -8,6 +8,13 @@ their own), retrying and batching the child's lines meanwhile, and acknowledges 
 the spool. When both pipes are closed and nothing waits, the session is completed
 with the child's exit code.
 
+Nothing opens a session that cannot work: the command is found on the PATH first
+(exit 127, or 126, as shells say, and no session). A session opened for a command that
+then cannot start is completed as failed with the reason, and its spool removed. The
+session records the command line (secrets redacted) and the first prompt; while the
+child prints nothing the runner sends a heartbeat, so the server does not show the
+session `stale`.
+
 The runner's own ends keep the spool and exit with their own codes
 (app/client/errors.py, docs/runner.md): a refusal or an unreadable spool 125, a batch
 given up 124, a spool another run holds 123, a signal that ends the runner 128 + N.
@@ -24,9 +31,14 @@ from typing import NamedTuple
 from app.client import usage
 from app.client.batcher import Batcher
 from app.client.child import Child
+from app.client.child import Tee
+from app.client.child import check_runnable
+from app.client.child import start_failure_code
 from app.client.errors import RUNNER_FAILED
 from app.client.errors import SPOOL_LOCKED
+from app.client.errors import ApiError
 from app.client.errors import RunnerFailed
+from app.client.errors import Unreachable
 from app.client.ids import is_session_id
 from app.client.interactive import STOP_GRACE_SECONDS
 from app.client.interactive import Interactive
@@ -35,12 +47,16 @@ from app.client.sender import Sender
 from app.client.spool import Spool
 from app.client.spool import SpoolError
 from app.client.spool import SpoolLocked
+from app.core import command_line
 
 __all__ = ["RUNNER_FAILED", "RunRequest", "run"]
 
 # Lines taken off the queue at once before looking at the clock again.
 DRAIN_LINES = 1000
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# After this long without a batch posted, the runner says it is still there (POST
+# .../runner): the server shows a session silent for RUNNER_STALE_SECONDS (120) `stale`.
+HEARTBEAT_SECONDS = 20.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +76,9 @@ class RunRequest:
     prompt: str | None = None  # the first input (interactive only)
     driver: str = "auto"
     stop_grace: float = STOP_GRACE_SECONDS
+    # pass the child's stdout and stderr through to the runner's own (`turnlog run`
+    # does, unless --quiet)
+    tee: bool = False
 
 
 def log(text):
@@ -119,6 +138,7 @@ def run(client, request, *, sender=None, batcher=None):
     signals.install()
     spool = session_id = None
     try:
+        check_runnable(request.command, child_env(request))  # before any session is opened
         opened = _session(client, request, sender)
         session_id, spool = opened.session_id, opened.spool
         return _run(client, request, sender, batcher, signals, opened)
@@ -138,28 +158,37 @@ def run(client, request, *, sender=None, batcher=None):
     return code
 
 
+def child_env(request):
+    """The child's environment: the runner's (or the request's), less its token."""
+    env = dict(os.environ if request.child_env is None else request.child_env)
+    env.pop("TURNLOG_TOKEN", None)
+    return env
+
+
 def _run(client, request, sender, batcher, signals, opened):
     session_id, writer, spool, state = opened
     log(f"session {session_id}")
     log(f"viewer {client.viewer_url(session_id)}")
-    env = dict(os.environ if request.child_env is None else request.child_env)
-    env.pop("TURNLOG_TOKEN", None)
+    env = child_env(request)
     env["TURNLOG_SESSION_ID"] = session_id
     live = None
     command = list(request.command)
     if request.interactive:
         live = Interactive(request, writer, session_id, spool, state, sender=sender, log=log)
         command = live.command()
+    tee = Tee(sys.stdout.buffer, sys.stderr.buffer) if request.tee else None
     try:
         child = Child(command, Recorder(spool, state.next_seq if state else 0), env=env,
-                      stdin_pipe=live is not None, translate=live and live.translate)
+                      stdin_pipe=live is not None, translate=live and live.translate, echo=tee)
     except OSError as err:
-        raise RunnerFailed(f"cannot start {request.command[0]!r}: {err}") from None
+        return _never_started(opened, sender, request, err)
     signals.child = child
     if live is not None:
         live.start(child)
         signals.first = live.stop_locally
     pump = Pump(writer, session_id, spool, child, sender, batcher or Batcher(), request.provider)
+    if live is None:  # an interactive run's command channel says it is there
+        pump.heartbeat = Heartbeat(writer, session_id)
     if state:
         pump.resend(state)
     pump.run()
@@ -170,6 +199,65 @@ def _run(client, request, sender, batcher, signals, opened):
     signals.ending = True
     spool.remove()
     return code
+
+
+def _never_started(opened, sender, request, err):
+    """The command was found, yet could not be started: complete the session as failed
+    with the reason and drop its spool; the exit code as shells give it. A resumed run's
+    spool that still holds lines never posted is kept instead (RunnerFailed)."""
+    session_id, writer, spool, state = opened
+    reason = f"cannot start {request.command[0]!r}: {err.strerror or err}"
+    if state and state.unacked:
+        raise RunnerFailed(f"{reason}; the spool keeps {len(state.unacked)} lines not yet posted")
+    code = start_failure_code(err)
+    log(reason)
+    sender.retrying("completing the session", lambda: complete_failed(writer, session_id, code,
+                                                                       reason))
+    spool.remove()
+    return code
+
+
+def complete_failed(writer, session_id, code, reason):
+    """Complete the session as failed with `reason` (left out for a server from before
+    sessions kept one)."""
+    try:
+        return writer.complete(session_id, code, reason=reason)
+    except ApiError as err:
+        if not unknown_field(err, "reason"):
+            raise
+        return writer.complete(session_id, code)
+
+
+def unknown_field(err, *names):
+    """Whether `err` is a 422 naming one of `names` among the body's fields it does not know."""
+    fields = err.details.get("fields") if err.status == 422 else None
+    return isinstance(fields, dict) and any(name in fields for name in names)
+
+
+def run_facts(request):
+    """What the session records of the run (docs/runner.md): the command line, secrets
+    redacted, and the first prompt (an interactive run's --prompt, else the one on the
+    agent's command line)."""
+    prompt = request.prompt if request.interactive else command_line.first_prompt(request.command)
+    facts = {"command": command_line.redacted(request.command),
+             "prompt": command_line.prompt_text(prompt)}
+    return {name: value for name, value in facts.items() if value is not None}
+
+
+def _open(client, request):
+    """Open the session with the run's facts; without them on a server that knows none."""
+    facts = run_facts(request)
+
+    def call(**extra):
+        return client.open_session(request.session_type, provider=request.provider,
+                                   user_id=request.user_id, context=request.context, **extra)
+
+    try:
+        return call(**facts)
+    except ApiError as err:
+        if not unknown_field(err, *facts):
+            raise
+        return call()
 
 
 class Opened(NamedTuple):
@@ -192,9 +280,8 @@ def _session(client, request, sender):
         except SpoolError as err:
             raise RunnerFailed(str(err)) from None
         return Opened(request.session_id, client, spool, state)
-    opened = sender.retrying("opening a session (the agent has not started)", lambda: client.open_session(
-        request.session_type, provider=request.provider, user_id=request.user_id,
-        context=request.context))
+    opened = sender.retrying("opening a session (the agent has not started)",
+                             lambda: _open(client, request))
     session_id = opened.get("session", {}).get("session_id")
     if not is_session_id(session_id):
         raise RunnerFailed(f"the server answered with session id {session_id!r}, which is not a"
@@ -251,6 +338,7 @@ class Pump:
         self.batcher = batcher
         self.provider = provider
         self.reports = usage.Reports(provider)
+        self.heartbeat = None  # a Heartbeat, said after HEARTBEAT_SECONDS without a post
         sender.idle = self.absorb_for  # keep reading the child while a post waits to retry
 
     def resend(self, state):
@@ -268,6 +356,12 @@ class Pump:
         """Until the child's pipes are closed and every line is posted."""
         while self.child.open_streams or len(self.batcher):
             wait = self.batcher.wait_time()
+            if self.heartbeat is not None:
+                due = self.heartbeat.due_in()
+                wait = due if wait is None else min(wait, due)
+                if due == 0.0:
+                    self.heartbeat.say()
+                    continue
             if self.child.open_streams:
                 self.absorb(wait)
             if self.batcher.due() or (not self.child.open_streams and len(self.batcher)):
@@ -304,3 +398,34 @@ class Pump:
         # each (sub-)batch carries its own lines' usage reports: counted with them or not at all
         self.sender.send(_WithUsage(self.writer, self.reports), self.session_id, batch)
         self.spool.ack(batch[-1]["seq"])
+        if self.heartbeat is not None:
+            self.heartbeat.seen()
+
+
+class Heartbeat:
+    """The runner's "still here" while the child prints nothing: POST .../runner (it
+    offers no controls) once HEARTBEAT_SECONDS passed since its last post or heartbeat.
+    One try each: a failed one is said once, and the next comes a period later."""
+
+    def __init__(self, writer, session_id, seconds=HEARTBEAT_SECONDS, clock=time.monotonic):
+        self.writer, self.session_id = writer, session_id
+        self.seconds, self.clock = seconds, clock
+        self.last = clock()
+        self.failed = False
+
+    def due_in(self):
+        """Seconds until the next heartbeat is due (0.0: now)."""
+        return max(0.0, self.last + self.seconds - self.clock())
+
+    def seen(self):
+        self.last = self.clock()
+
+    def say(self):
+        self.seen()
+        try:
+            self.writer.attach_runner(self.session_id, [])
+            self.failed = False
+        except (ApiError, Unreachable) as err:
+            if not self.failed:
+                log(f"heartbeat: {err} (the session may read `stale` until output goes through)")
+            self.failed = True

@@ -31,6 +31,14 @@ class AgentSession:
     transcript_cache_read_tokens: int = 0
     transcript_cache_creation_tokens: int = 0
     transcript_cost_usd: float = 0.0
+    # What ran (migration 0026): its arguments, secrets redacted, and its first prompt;
+    # and for a failed session, why it never started and its last stderr lines.
+    command: list | None = None
+    first_prompt: str | None = None
+    failure_reason: str | None = None
+    stderr_tail: list = field(default_factory=list)
+    runner_seen_at: str | None = None  # the runner's last heartbeat (migration 0024)
+    stale: bool = False  # running, but silent too long (sessions.mark_stale)
     messages: list = field(default_factory=list)
     pending_inputs: list = field(default_factory=list)  # not yet applied (get_session only)
     # get_session only (issue 30): permissions awaiting an answer, what the runner

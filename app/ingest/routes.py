@@ -51,7 +51,8 @@ def complete(session_id):
     body = load_body(schemas.complete_schema)
     session = service.complete_session(
         session_id, body["exit_code"], db.writing(), caller=current_caller(),
-        token_grace_seconds=current_app.config["SESSION_TOKEN_GRACE_SECONDS"])
+        token_grace_seconds=current_app.config["SESSION_TOKEN_GRACE_SECONDS"],
+        reason=body["reason"])
     live.moved(session_id)
     return {"session": schemas.session_summary_schema.dump(session)}
 

@@ -34,6 +34,9 @@ from app.transcript.usage import transcript_delta
 
 log = logging.getLogger(__name__)
 NOTHING_WRITTEN = TranscriptDelta(0, 0, 0)
+# What a failed session keeps of its stderr: enough to say why, bounded per line.
+STDERR_TAIL_LINES = 20
+STDERR_LINE_CHARS = 1000
 
 
 def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, clock=utc_now,
@@ -99,10 +102,12 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
 
 
 def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now,
-                     token_grace_seconds=3600):
+                     token_grace_seconds=3600, reason=None):
     """Process completion: flush the open turn and close the session (idempotent).
 
-    The session's own write tokens expire `token_grace_seconds` later.
+    The session's own write tokens expire `token_grace_seconds` later. A failed session
+    keeps its last STDERR_TAIL_LINES stderr lines (the buffer they are read from expires)
+    and `reason`, the runner's word on why the agent never ran.
     """
     with uow:
         locked = _locked_for_write(uow, session_id, caller)
@@ -120,13 +125,23 @@ def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now,
         uow.final_events.add(session_id, session.next_event_index,
                              event_lines.encode(closed.live, row_ids), stamp)
         uow.turn_states.save(session_id, turn.snapshot(), stamp)
-        uow.sessions.mark_completed(session_id, status, exit_code, stamp)
+        failed = status == "failed"
+        uow.sessions.mark_completed(session_id, status, exit_code, stamp,
+                                    failure_reason=reason if failed else None,
+                                    stderr_tail=_stderr_tail(uow, session_id) if failed else None)
         uow.sessions.add_messages(session_id, delta.messages, stamp, new_turns=delta.turns,
                                   new_visible=delta.visible, new_usage=delta.usage)
         session = uow.sessions.get(session_id)
         uow.commit()
     log.info("session %s %s: exit code %s, %d messages", session_id, status, exit_code, session.message_count)
     return session
+
+
+def _stderr_tail(uow, session_id):
+    """The session's last stderr lines, each cut to STDERR_LINE_CHARS."""
+    lines = uow.outputs.last_stderr(session_id, STDERR_TAIL_LINES)
+    return [line if len(line) <= STDERR_LINE_CHARS else line[:STDERR_LINE_CHARS - 1] + "…"
+            for line in lines]
 
 
 def record_usage(session_id, report, uow, *, caller=OPEN, clock=utc_now):

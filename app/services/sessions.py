@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 
+from app.core import command_line
 from app.core.clock import from_iso
 from app.core.clock import iso_after
 from app.core.clock import to_iso
@@ -16,6 +17,7 @@ from app.core.errors import InvalidMachine
 from app.core.errors import NotPermitted
 from app.core.errors import QuotaExceeded
 from app.core.errors import SessionNotFound
+from app.core.liveness import is_stale
 from app.core.records import Page
 from app.services import quotas as day_quotas
 from app.services import tokens
@@ -78,6 +80,9 @@ def open_session(data, uow, *, caller=OPEN, clock=utc_now, quotas=OpenQuotas(),
             to_iso(now),
             machine=machine,
             opened_by_token=caller.token_id,
+            # redacted again here: a client other than turnlog run may have sent them
+            command=None if data.get("command") is None else command_line.redacted(data["command"]),
+            first_prompt=command_line.prompt_text(data.get("prompt")),
         )
         session = uow.sessions.get(session_id)
         if caller.kind == RUNNER:
@@ -224,6 +229,15 @@ def list_sessions(uow, *, cursor=None, limit, caller=OPEN, with_openers=False):
                 session.messages = openers.get(session.session_id, [])
     next_cursor = _encode_session_cursor(items[-1]) if len(items) == limit else None
     return Page(items, next_cursor)
+
+
+def mark_stale(sessions, *, stale_seconds, clock=utc_now):
+    """Set `stale` on each running session whose runner has been silent longer than
+    `stale_seconds` (app/core/liveness.py); returns `sessions`."""
+    now = clock()
+    for session in sessions:
+        session.stale = is_stale(session, now, stale_seconds)
+    return sessions
 
 
 def readable_session(uow, session_id, caller):

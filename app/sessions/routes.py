@@ -65,6 +65,7 @@ def index():
     page = service.list_sessions(db.reading(), cursor=request.args.get("cursor"),
                                  limit=page_limit(current_app.config["SESSIONS_PAGE_MAX"]),
                                  caller=current_caller())
+    service.mark_stale(page.items, stale_seconds=current_app.config["RUNNER_STALE_SECONDS"])
     return {
         "sessions": schemas.session_list_item_schema.dump(page.items, many=True),
         "next_cursor": page.next_cursor,
@@ -102,6 +103,7 @@ def show(session_id):
         channel.ring(session_id)
         session = read()
     control.describe(session, db.reading(), settings=channel.settings())
+    service.mark_stale([session], stale_seconds=current_app.config["RUNNER_STALE_SECONDS"])
     return {"session": schemas.session_schema.dump(session)}
 
 

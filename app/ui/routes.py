@@ -22,6 +22,7 @@ from app.auth.csrf import csrf_token
 from app.auth.guard import COOKIE_KEY
 from app.control import channel
 from app.core import errors as service_errors
+from app.core.liveness import shown_status
 from app.errors import service_status
 from app.security_headers import html_security_headers
 from app.services import control
@@ -46,6 +47,7 @@ EVIDENCE_SHOWN = 200  # commands in the page's evidence panel; the API pages thr
 
 
 bp.after_request(html_security_headers)
+bp.add_app_template_global(shown_status, "shown_status")
 
 
 @bp.errorhandler(service_errors.ServiceError)
@@ -68,7 +70,9 @@ def sessions():
     page = service.list_sessions(db.reading(), cursor=request.args.get("cursor"),
                                  limit=SESSIONS_PER_PAGE, caller=current_caller(),
                                  with_openers=True)
-    rows = [(s, session_title(s.context, s.messages)) for s in page.items]
+    service.mark_stale(page.items, stale_seconds=current_app.config["RUNNER_STALE_SECONDS"])
+    rows = [(s, session_title(s.context, s.messages, prompt=s.first_prompt, command=s.command))
+            for s in page.items]
     return render_template("ui/sessions.html", rows=rows, next_cursor=page.next_cursor)
 
 
@@ -99,7 +103,9 @@ def session(session_id):
     # events cursor, so /events still tells the page)
     _expire_permissions(session_id)
     last_id = found.messages[-1].id if found.messages else 0
-    title = session_title(found.context, found.messages)
+    title = session_title(found.context, found.messages, prompt=found.first_prompt,
+                          command=found.command)
+    service.mark_stale([found], stale_seconds=current_app.config["RUNNER_STALE_SECONDS"])
     return render_template(
         "ui/session.html", agent_session=found, figures=header_figures(found),
         bubbles=bubbles(found.messages),
@@ -226,12 +232,24 @@ def _evidence_panel(session_id):
     return evidence_panel(items, rows, more)
 
 
+@bp.get("/sessions/<session_id>/failure")
+@requires(USER, cookie=True, on_missing=login_redirect)
+def session_failure(session_id):
+    """Why a failed session failed (exit code, reason, last stderr lines) as an HTML
+    fragment ("" unless it failed); the page asks for it when the session ends failed."""
+    found = service.get_session_summary(session_id, db.reading(), caller=current_caller())
+    response = current_app.make_response(render_template("ui/_failure.html", agent_session=found))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
 @bp.get("/sessions/<session_id>/counters")
 @requires(USER, cookie=True, on_missing=login_redirect)
 def session_counters(session_id):
     """The header's figures, read again by the page when a turn closes or usage arrives."""
     found = service.get_session_summary(session_id, db.reading(), caller=current_caller())
-    response = jsonify({"status": found.status, **header_figures(found)})
+    service.mark_stale([found], stale_seconds=current_app.config["RUNNER_STALE_SECONDS"])
+    response = jsonify({"status": shown_status(found), **header_figures(found)})
     response.headers["Cache-Control"] = "no-store"
     return response
 

@@ -1,11 +1,15 @@
 """A session's readable title: what it was asked or first said, and where it ran.
 
-The title is the session's prompt when its `context` names one (`prompt`, else
-`title`), or else the first visible text of its first assistant row. The model and
+The title is the first prompt the runner recorded (migration 0026), else the prompt its
+`context` names (`prompt`, else `title`), else the first visible text of its first
+assistant row, else the command it ran (`python job.py`): two runs of one agent on two
+tasks read apart, and a session that printed no text is no bare id. The model and
 working directory come from its first "Session started: ..." system row, the note
 each provider's init line leaves (`model=..., cwd=..., tools=...`). Pure: no Flask.
 """
+import os
 import re
+import shlex
 from dataclasses import dataclass
 
 INIT_PREFIX = "Session started:"
@@ -33,11 +37,21 @@ class SessionTitle:
     cwd: str | None
 
 
-def session_title(context, messages):
-    """The title of a session with `context`, from its (first few) `messages`."""
+def session_title(context, messages, *, prompt=None, command=None):
+    """The title of a session with `context`, its recorded first `prompt` and `command`
+    (a list of arguments), from its (first few) `messages`."""
     init = init_fields(messages)
-    return SessionTitle(_prompt(context) or _first_text(messages), init.get("model"),
-                        init.get("cwd"))
+    text = (one_line(prompt or "") or _prompt(context) or _first_text(messages)
+            or _command_name(command))
+    return SessionTitle(text, init.get("model"), init.get("cwd"))
+
+
+def _command_name(command):
+    """`command` as a title: its program's name (no folder) and its arguments, shortened."""
+    if not command or not isinstance(command, list):
+        return ""
+    words = [os.path.basename(str(command[0])) or str(command[0]), *map(str, command[1:])]
+    return one_line(shlex.join(words))
 
 
 def init_fields(messages):

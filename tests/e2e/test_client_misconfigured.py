@@ -45,7 +45,9 @@ def not_turnlog():
 
 
 def turnlog(*args, tmp_path):
-    env = {**os.environ, "TURNLOG_TOKEN": "tlu_test", "XDG_STATE_HOME": str(tmp_path)}
+    # (run takes a runner token, follow a user token: a run refuses a user token at once)
+    token = "tlr_test" if args[0] == "run" else "tlu_test"
+    env = {**os.environ, "TURNLOG_TOKEN": token, "XDG_STATE_HOME": str(tmp_path)}
     env.pop("TURNLOG_SERVER", None)
     started = time.monotonic()
     done = subprocess.run([TURNLOG, *args], env=env, capture_output=True, text=True, timeout=60)
@@ -96,7 +98,8 @@ def test_a_server_that_is_no_turnlog_says_so(tmp_path, command):
 def test_a_server_that_is_not_there_is_said_while_retrying(tmp_path, command):
     server = f"http://127.0.0.1:{servers.free_port()}"
     args = ["follow", "--server", server, SESSION] if command == "follow" else run_args(server)
-    env = {**os.environ, "TURNLOG_TOKEN": "tlu_test", "XDG_STATE_HOME": str(tmp_path)}
+    token = "tlr_test" if command == "run" else "tlu_test"
+    env = {**os.environ, "TURNLOG_TOKEN": token, "XDG_STATE_HOME": str(tmp_path)}
     proc = subprocess.Popen([TURNLOG, *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:

@@ -50,3 +50,25 @@ def test_long_lines_are_cut_with_an_ellipsis():
 def test_markdown_marks_are_dropped_but_names_and_markup_stay():
     assert one_line("> **Note:** read `file_path` <b>") == "Note: read file_path <b>"
     assert one_line("- a *b* c") == "a *b* c"
+
+
+def test_the_recorded_first_prompt_wins_over_the_context_and_the_first_text():
+    messages = [row(1, "assistant", "Sure, I will look.")]
+    title = session_title({"prompt": "from the context"}, messages,
+                          prompt="\n  Fix the **pager** test\nand more", command=["claude", "-p"])
+    assert title.text == "Fix the pager test"
+    long = session_title({}, messages, prompt="word " * 100).text
+    assert len(long) == 90 and long.endswith("…")
+
+
+def test_without_a_prompt_the_previous_rule_holds():
+    messages = [row(1, "assistant", "Sure, I will look.")]
+    assert session_title({"title": "Nightly"}, messages, prompt=None, command=["x"]).text == "Nightly"
+    assert session_title({}, messages, prompt="  ", command=["x"]).text == "Sure, I will look."
+
+
+def test_a_session_with_no_text_is_titled_by_its_command():
+    title = session_title({}, [], command=["/usr/bin/python3", "job.py", "--since", "a day"])
+    assert title.text == "python3 job.py --since 'a day'"
+    assert session_title({}, [], command=[]).text == ""
+    assert session_title({}, [], command=None).text == ""

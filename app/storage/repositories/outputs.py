@@ -62,6 +62,12 @@ SELECT_LAST_LIVE = text(
     " WHERE session_id = :session_id AND live_events IS NOT NULL"
     " ORDER BY event_index DESC LIMIT 1"
 )
+# A failed session's last stderr lines, newest first (the partial index of migration 0026).
+SELECT_LAST_STDERR = text(
+    "SELECT payload FROM remote_runtime_outputs"
+    " WHERE session_id = :session_id AND stream = 'stderr'"
+    " ORDER BY event_index DESC LIMIT :limit"
+)
 SELECT_OLDEST = text(
     "SELECT MIN(event_index) FROM remote_runtime_outputs WHERE session_id = :session_id"
 )
@@ -166,6 +172,11 @@ class OutputRepository:
         rows = self.conn.execute(SELECT_LINES_AFTER, {"session_id": session_id, "after": after,
                                                       "limit": limit})
         return [tuple(row) for row in rows]
+
+    def last_stderr(self, session_id, limit):
+        """The session's last `limit` stderr lines still buffered, oldest first."""
+        rows = self.conn.execute(SELECT_LAST_STDERR, {"session_id": session_id, "limit": limit})
+        return [row[0] for row in rows][::-1]
 
     def oldest_index(self, session_id):
         """The lowest event_index still retained, or None when the buffer is empty."""

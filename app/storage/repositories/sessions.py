@@ -17,13 +17,16 @@ COLUMNS = (
     "message_count, conversation_turn_count, visible_message_count, request_count, total_tokens, total_input_tokens, "
     "total_output_tokens, next_event_index, created_at, updated_at, machine, opened_by_token, output_bytes, "
     "transcript_input_tokens, transcript_output_tokens, transcript_cache_read_tokens, "
-    "transcript_cache_creation_tokens, transcript_cost_usd"
+    "transcript_cache_creation_tokens, transcript_cost_usd, "
+    "command, first_prompt, failure_reason, stderr_tail, runner_seen_at"
 )
+# Columns stored as JSON text (migration 0026), decoded on read.
+JSON_LISTS = ("command", "stderr_tail")
 INSERT = text(
     "INSERT INTO agent_sessions (session_id, user_id, owner_key, session_type, context, status,"
-    " provider, machine, opened_by_token, created_at, updated_at) VALUES (:session_id,"
-    " :user_id, :owner_key, :session_type, :context, 'running', :provider, :machine,"
-    " :opened_by_token, :now, :now)"
+    " provider, machine, opened_by_token, command, first_prompt, created_at, updated_at)"
+    " VALUES (:session_id, :user_id, :owner_key, :session_type, :context, 'running',"
+    " :provider, :machine, :opened_by_token, :command, :first_prompt, :now, :now)"
 )
 # The quotas: sessions a token opened since a moment (and the oldest of them, which
 # says when the window frees a place), and a user's sessions still running, the user
@@ -88,9 +91,11 @@ RECORD_INGEST = (
     + ADD_COUNTS + " turn_state = {m}, max_seq = {m}, updated_at = {m} WHERE session_id = {m}"
 )
 ADD_MESSAGES = "UPDATE agent_sessions SET" + ADD_COUNTS + " updated_at = {m} WHERE session_id = {m}"
-# stopped_by: who queued the session's stop command, when one was queued (issue 30).
+# stopped_by: who queued the session's stop command, when one was queued (issue 30);
+# failure_reason and stderr_tail: why a failed session failed (migration 0026).
 MARK_COMPLETED = text(
     "UPDATE agent_sessions SET status = :status, exit_code = :exit_code, updated_at = :now,"
+    " failure_reason = :failure_reason, stderr_tail = :stderr_tail,"
     " stopped_by = (SELECT created_by FROM session_commands WHERE session_id = :session_id"
     " AND kind = 'stop' ORDER BY command_id DESC LIMIT 1)"
     " WHERE session_id = :session_id"
@@ -116,9 +121,9 @@ class SessionRepository:
         self.conn = conn
 
     def add(self, session_id, user_id, session_type, context, provider, now, machine=None,
-            opened_by_token=None):
-        """Insert a new running session; `context` is stored as JSON text, and the owner
-        also as its quotas count it (owner_key)."""
+            opened_by_token=None, command=None, first_prompt=None):
+        """Insert a new running session; `context` (and `command`, a list) is stored as
+        JSON text, and the owner also as its quotas count it (owner_key)."""
         self.conn.execute(
             INSERT,
             {
@@ -130,6 +135,8 @@ class SessionRepository:
                 "provider": provider,
                 "machine": machine,
                 "opened_by_token": opened_by_token,
+                "command": None if command is None else json.dumps(list(command)),
+                "first_prompt": first_prompt,
                 "now": now,
             },
         )
@@ -210,11 +217,15 @@ class SessionRepository:
         on_driver(self.conn, ADD_MESSAGES, (
             *_counts(new_messages, new_turns, new_visible, new_usage), now, session_id))
 
-    def mark_completed(self, session_id, status, exit_code, now):
-        """Close the session with its final status and the process's exit code."""
+    def mark_completed(self, session_id, status, exit_code, now, *, failure_reason=None,
+                       stderr_tail=None):
+        """Close the session with its final status and the process's exit code; a failed
+        one with why it never started (if so) and its last stderr lines."""
         self.conn.execute(
             MARK_COMPLETED,
-            {"session_id": session_id, "status": status, "exit_code": exit_code, "now": now},
+            {"session_id": session_id, "status": status, "exit_code": exit_code, "now": now,
+             "failure_reason": failure_reason,
+             "stderr_tail": json.dumps(list(stderr_tail)) if stderr_tail else None},
         )
 
     def assign_machine(self, session_id, machine, now):
@@ -245,4 +256,7 @@ def _counts(new_messages, new_turns, new_visible, new_usage):
 def _to_session(row):
     data = dict(row)
     data["context"] = fast_json.loads(data["context"] or "{}")
+    for name in JSON_LISTS:
+        data[name] = fast_json.loads(data[name]) if data[name] else None
+    data["stderr_tail"] = data["stderr_tail"] or []
     return AgentSession(**data)

@@ -13,6 +13,7 @@
 import * as control from "./control.js";
 
 const RETRY_MS = 3000; // wait before reopening a stream the browser gave up on
+const STALE_CHECK_MS = 30000; // a runner may go silent without a word on /events
 const NEAR_BOTTOM_PX = 160; // follow new bubbles only when the reader is at the end
 const PREVIEW_KEYS = ["command", "file_path", "path", "pattern", "url", "query", "description"];
 const PREVIEW_CHARS = 80;
@@ -36,6 +37,7 @@ const state = {
   lastMessageId: transcript.dataset.lastMessageId || "0", // a string: ids are 64-bit
   lastEventId: "",
   ended: transcript.dataset.live !== "true",
+  stale: transcript.dataset.stale === "true", // running, but its runner is silent
   source: null,
   fetching: null, // the refresh in flight, if any
   again: false, // another refresh was asked for while one was in flight
@@ -129,6 +131,26 @@ async function refreshCounters() {
       if (node && figures[name] !== undefined) node.textContent = String(figures[name]);
     }
     if (figures.status) showStatus(figures.status);
+    const stale = figures.status === "stale";
+    if (stale !== state.stale && !state.ended && indicator.dataset.state !== "reconnecting") {
+      state.stale = stale;
+      show(stale ? "stale" : "live");
+    }
+  } catch (err) {
+    console.warn(err);
+  }
+}
+
+// A session that failed while the page was open: its exit code and stderr, server-rendered.
+async function showFailure() {
+  const slot = document.getElementById("failure-slot");
+  if (!slot || !transcript.dataset.failureUrl) return;
+  try {
+    const response = await fetch(transcript.dataset.failureUrl, { cache: "no-store" });
+    if (!response.ok) throw new Error(`failure: HTTP ${response.status}`);
+    const template = document.createElement("template");
+    template.innerHTML = await response.text(); // server-escaped HTML, inert
+    slot.replaceChildren(template.content);
   } catch (err) {
     console.warn(err);
   }
@@ -439,7 +461,7 @@ function connect() {
   const source = new EventSource(eventsUrl());
   state.source = source;
   source.addEventListener("open", () => {
-    show("live");
+    show(state.stale ? "stale" : "live"); // connected; stale: no runner is writing
     refresh(); // catches up on anything written while disconnected
     control.resync();
   });
@@ -457,6 +479,7 @@ function connect() {
     show("ended");
     const { status } = JSON.parse(event.data);
     if (status) showStatus(status);
+    if (status === "failed") showFailure();
     refresh().then(() => openTurn()?.remove());
     refreshCounters();
     refreshEvidence();
@@ -505,4 +528,7 @@ async function loadOlder(event) {
 document.getElementById("load-older")?.addEventListener("click", loadOlder);
 
 control.start({ live: !state.ended, refreshTranscript: refresh });
-if (!state.ended) connect();
+if (!state.ended) {
+  connect();
+  setInterval(() => state.ended || refreshCounters(), STALE_CHECK_MS);
+}
