@@ -36,6 +36,7 @@ def output(session_id):
         max_output_bytes=current_app.config["MAX_SESSION_OUTPUT_BYTES"],
         usage_reports=batch["usage"],
         token_lifetime_seconds=current_app.config["WRITE_TOKEN_LIFETIME_SECONDS"],
+        tool_result_max_bytes=current_app.config["TOOL_RESULT_MAX_BYTES"],
         permission_timeout_seconds=current_app.config["PERMISSION_TIMEOUT_SECONDS"],
         day_quotas=DayQuotas(output_bytes=current_app.config["MAX_OUTPUT_BYTES_PER_USER_PER_DAY"]),
     )
@@ -49,7 +50,8 @@ def complete(session_id):
     body = load_body(schemas.complete_schema)
     session = service.complete_session(
         session_id, body["exit_code"], db.writing(), caller=current_caller(),
-        token_grace_seconds=current_app.config["SESSION_TOKEN_GRACE_SECONDS"])
+        token_grace_seconds=current_app.config["SESSION_TOKEN_GRACE_SECONDS"],
+        tool_result_max_bytes=current_app.config["TOOL_RESULT_MAX_BYTES"])
     return {"session": schemas.session_summary_schema.dump(session)}
 
 
