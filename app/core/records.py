@@ -219,6 +219,28 @@ class ToolResult:
     message_id: int | None  # the assistant row of its turn; None: the turn wrote none
     after_message_id: int  # its own row, else the newest row before its turn (0: none)
     created_at: str
+    output_omitted: bool = False  # a page's byte budget ran out: `output` left empty
+
+
+@dataclass(frozen=True)
+class ToolTurn:
+    """A closed turn that wrote no transcript row (an ordinary session's tool-only
+    turn), shown between the rows: its calls and results, after `after_message_id`."""
+
+    turn_id: str
+    after_message_id: int
+    created_at: str
+    tool_results: list
+
+
+@dataclass(frozen=True)
+class PageTools:
+    """The tool results of a page of messages: {message id: [ToolResult]} of its rows,
+    the ToolTurns among them, and whether results past TOOL_RESULTS_PER_PAGE were left out."""
+
+    by_message: dict
+    tool_turns: list
+    truncated: bool = False
 
 
 @dataclass(frozen=True)
