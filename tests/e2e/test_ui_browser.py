@@ -146,7 +146,9 @@ def test_a_turn_ingested_while_the_page_is_open_appears_without_reload(
     time.sleep(0.3)  # room for a stray extra bubble to show up if there were one
 
     assert bubble_texts(page) == ["First answer.", "Second answer, live.", "Third answer."]
-    assert page.locator("details.tool-use").count() == 0  # the tool-only turn added nothing
+    # the tool-only turn added no bubble, but its compact block (issue 32)
+    assert page.locator("article.tool-turn details.tool-use").count() == 1
+    assert page.locator("article.bubble details.tool-use").count() == 0
     assert page.evaluate("window.sameDocument") is True
     assert page.locator("#transcript-empty").is_hidden()
 
