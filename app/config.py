@@ -20,9 +20,11 @@ class Config:
     # connection lasts (the client then reconnects with its cursor), and the
     # reconnect delay told to EventSource.
     STREAM_PAGE_SIZE = 5000
-    # 0.1 s: a follower on SQLite sees a line within a tenth of a second of its commit (one
-    # small query per worker per poll, and only while the worker has followers).
-    STREAM_POLL_SECONDS = 0.1
+    # 0.05 s: a follower on SQLite sees a line another worker committed within 50 ms (one
+    # small query per worker per poll, and only while the worker has followers; the
+    # worker that committed it wakes its own followers at once). A reply to a prompt
+    # someone typed goes through it, so it is kept short.
+    STREAM_POLL_SECONDS = 0.05
     STREAM_HEARTBEAT_SECONDS = 15.0
     STREAM_MAX_SECONDS = 3600.0
     STREAM_RETRY_MS = 3000

@@ -9,6 +9,7 @@ copied for each test that uses the app; an empty one for each test that migrates
   database is a fresh schema either way (creating one costs next to nothing).
 """
 import shutil
+import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +22,8 @@ from sqlalchemy.pool import NullPool
 from app import db as app_db
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"
+# How long a test database's drop waits for the app's last connections to close.
+DROP_WAIT_SECONDS = 8
 
 
 def migrate(url):
@@ -98,11 +101,18 @@ class Postgres:
     def _drop(self, name):
         """Drop database `name`. A plain DROP stops an autovacuum worker in it by itself
         (FORCE would need the right to signal the superuser's processes); FORCE is for
-        a connection a failed test left open."""
-        try:
-            self._execute(f"DROP DATABASE IF EXISTS {name}")
-        except OperationalError:
-            self._execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        a connection a failed test left open. A listener of the app's (the command bell
+        lingers a few seconds after its last runner) ends by itself: waited for first."""
+        deadline = time.monotonic() + DROP_WAIT_SECONDS
+        while True:
+            try:
+                self._execute(f"DROP DATABASE IF EXISTS {name}")
+                return
+            except OperationalError:
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(0.2)
+        self._execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
     def _url_of(self, database):
         return self.url.set(database=database).render_as_string(hide_password=False)

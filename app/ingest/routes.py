@@ -16,6 +16,7 @@ from app.request_args import load_body
 from app.services import ingest as service
 from app.services.access import RUNNER
 from app.services.quotas import DayQuotas
+from app.streaming import live
 
 bp = Blueprint("ingest", __name__, url_prefix="/api/remote/sessions")
 
@@ -40,6 +41,7 @@ def output(session_id):
         permission_timeout_seconds=current_app.config["PERMISSION_TIMEOUT_SECONDS"],
         day_quotas=DayQuotas(output_bytes=current_app.config["MAX_OUTPUT_BYTES_PER_USER_PER_DAY"]),
     )
+    live.moved(session_id)
     return schemas.ingest_receipt_schema.dump(receipt)
 
 
@@ -52,6 +54,7 @@ def complete(session_id):
         session_id, body["exit_code"], db.writing(), caller=current_caller(),
         token_grace_seconds=current_app.config["SESSION_TOKEN_GRACE_SECONDS"],
         tool_result_max_bytes=current_app.config["TOOL_RESULT_MAX_BYTES"])
+    live.moved(session_id)
     return {"session": schemas.session_summary_schema.dump(session)}
 
 

@@ -31,6 +31,12 @@ log = logging.getLogger(__name__)
 OUTCOMES = ("done", "failed")
 # Sessions whose ring counts the bell keeps before it forgets those nobody waits on.
 KEPT_RINGS = 4096
+# The listener outlives the last waiter by this long. A runner's stream waits, reads and
+# waits again (a long-polling runner asks again after a round trip): a listener stopped
+# at each read and started at the next wait woke every waiter on starting (its first
+# read), which set off the next read at once, a loop that kept a worker's CPU busy for
+# a single idle runner (and, on PostgreSQL, opened a connection each time).
+LISTENER_LINGER_SECONDS = 3.0
 
 
 def _start_daemon(target):
@@ -42,13 +48,18 @@ class CommandBell:
     a command for it is committed; a waiter takes `mark(session_id)` before it reads,
     then `wait(session_id, mark, timeout)`, so a ring between its read and its wait is
     not missed (the wait returns at once). `listen(on_notify, stop, on_listening=)`
-    (optional: PostgreSQL) rings for the commands other instances queue, while anyone
-    here waits; each time it starts listening, every mark taken before is rung (a
+    (optional: PostgreSQL, or SQLite's poll of the other workers' commands) rings for the
+    commands queued elsewhere, from the first wait until nobody has waited here for
+    `linger_seconds`; each time it starts listening, every mark taken before is rung (a
     command committed before its LISTEN notified no one)."""
 
-    def __init__(self, listen=None, start=_start_daemon):
+    def __init__(self, listen=None, start=_start_daemon, *, linger_seconds=LISTENER_LINGER_SECONDS,
+                 monotonic=time.monotonic):
         self._listen = listen
         self._start = start
+        self._linger = linger_seconds
+        self._monotonic = monotonic
+        self._idle_since = monotonic()
         self._lock = threading.Lock()
         self._condition = threading.Condition(self._lock)
         self._rings = {}  # session_id -> how many rings, while someone waits on it
@@ -79,7 +90,7 @@ class CommandBell:
             self._listening = self._listening or start_listener
             generation = self._generation
         if start_listener:
-            self._start(lambda: self._listen(self.ring, lambda: self._generation != generation,
+            self._start(lambda: self._listen(self.ring, lambda: self._listener_done(generation),
                                              on_listening=self._listening_now))
         try:
             with self._lock:
@@ -91,6 +102,19 @@ class CommandBell:
                 return True
         finally:
             self._leave(session_id)
+
+    def _listener_done(self, generation):
+        """The listener's `stop()`: true once nobody has waited for `linger_seconds`. The
+        decision and `_listening` change under the lock together, so a runner that begins
+        to wait afterwards starts a new listener."""
+        with self._lock:
+            if self._generation != generation:
+                return True
+            if self._waiting or self._monotonic() - self._idle_since < self._linger:
+                return False
+            self._listening = False
+            self._generation += 1
+            return True
 
     def _listening_now(self):
         """The listener's LISTEN took effect: wake every waiter, and every mark taken
@@ -117,9 +141,8 @@ class CommandBell:
                 # taken just before then wakes once for nothing, or (rarer) reads again
                 # only after its poll interval: never a lost command.
                 self._rings = {sid: n for sid, n in self._rings.items() if sid in self._waiting}
-            if not self._waiting and self._listening:
-                self._listening = False
-                self._generation += 1  # the listener stops within its wait
+            if not self._waiting:
+                self._idle_since = self._monotonic()  # the listener lingers from here
 
 
 def polling_listener(read_moved, interval, *, sleep=time.sleep):

@@ -58,6 +58,15 @@ def hub():
         return app.extensions[HUB_KEY]
 
 
+def moved(session_id):
+    """`session_id`'s buffer or status changed in a commit of this process: its followers
+    here read now, not at the next poll (other processes learn it from the poll, or on
+    PostgreSQL from the NOTIFY). Makes no hub where none follows anything."""
+    found = current_app.extensions.get(HUB_KEY)
+    if found is not None:
+        found.kick(session_id)
+
+
 def open_follower(session_id, caller):
     """A Follower of `session_id` for `caller`; TooManyStreams (429) when its token
     already holds MAX_STREAMS_PER_TOKEN open streams, its user MAX_STREAMS_PER_USER,

@@ -1,5 +1,6 @@
 """The command bell wakes a session's waiting runners, misses no ring between a read and
-a wait, starts its listener with the first waiter and stops it after the last; and the
+a wait, starts its listener with the first waiter and stops it a while after the last
+(not at every read of a runner's stream, which set off a busy loop); and the
 session GET's `controls` say what can be done and why not."""
 import threading
 from datetime import datetime
@@ -58,6 +59,14 @@ def test_a_wait_without_a_ring_times_out():
     assert bell.waiting() == 0
 
 
+class FakeClock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
 def test_the_listener_runs_while_someone_waits_and_rings_the_bell():
     started = []
 
@@ -65,10 +74,36 @@ def test_the_listener_runs_while_someone_waits_and_rings_the_bell():
         started.append(stop)
         on_notify("s")  # another instance queued a command for s
 
-    bell = CommandBell(listen=listen, start=lambda target: threading.Thread(target=target).start())
+    clock = FakeClock()
+    bell = CommandBell(listen=listen, start=lambda target: threading.Thread(target=target).start(),
+                       linger_seconds=30, monotonic=clock)
     assert bell.wait("s", bell.mark("s"), 5) is True
     [stop] = started
-    assert stop() is True  # nobody waits now: the listener ends
+    clock.now += 29
+    assert stop() is False  # nobody waits, but a runner's stream waits again soon
+    clock.now += 1
+    assert stop() is True  # nobody waited for 30 s: the listener ends
+    assert bell.wait("s", bell.mark("s"), 5) is True  # rung by a new listener:
+    assert len(started) == 2  # the next waiter started one
+
+
+def test_a_runner_that_reads_and_waits_again_keeps_one_listener():
+    started, stops = [], threading.Event()
+
+    def listen(on_notify, stop, on_listening=None):
+        started.append(stop)
+        on_listening()  # its first read: every waiter reads once more
+        while not stop():
+            threading.Event().wait(0.001)
+        stops.set()
+
+    bell = CommandBell(listen=listen, start=lambda target: threading.Thread(target=target, daemon=True).start(),
+                       linger_seconds=0.5)
+    woken = 0
+    for _ in range(20):  # a runner's stream: read, wait, read, wait ...
+        woken += bell.wait("s", bell.mark("s"), 0.01)
+    assert len(started) == 1 and woken <= 1
+    assert stops.wait(5)  # and it ends once nobody waits
 
 
 def test_a_listener_that_starts_listening_wakes_the_marks_taken_before():
