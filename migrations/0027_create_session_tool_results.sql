@@ -1,4 +1,4 @@
--- 0026: session_tool_results, the tool output of every session kind (issue 32): one row
+-- 0027: session_tool_results, the tool output of every session kind (issue 32): one row
 -- per tool call a closed turn made, with the result that answers it, and one per result
 -- whose call an earlier turn made (tool_name and tool_input NULL). Written by ingest when
 -- the turn closes, in the same transaction as its row (if it writes one): the
