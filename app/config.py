@@ -152,6 +152,11 @@ class Config:
     # agent printed waits this many seconds for an answer, then it is denied as
     # `expired`; 0: it waits for ever, as the agent CLIs themselves do.
     PERMISSION_TIMEOUT_SECONDS = 600
+    # Tool output (issue 32): each tool result a closed turn holds is kept in
+    # session_tool_results with at most this many bytes of UTF-8 of its output (more is
+    # cut to its first and last parts around a marker naming the original size); 0
+    # keeps every result whole.
+    TOOL_RESULT_MAX_BYTES = 64 * 1024
 
 
 # Numeric settings and the least each may be: a zero page size or poll interval
@@ -201,6 +206,7 @@ AT_LEAST = {
     "COMMAND_WATCH_SECONDS": 0.001,
     "COMMAND_WAIT_MAX_SECONDS": 1,
     "PERMISSION_TIMEOUT_SECONDS": 0,
+    "TOOL_RESULT_MAX_BYTES": 0,
 }
 WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN", "DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE",
                  "SESSIONS_PAGE_MAX", "SESSION_MESSAGES_MAX", "VIEWER_PAGE_MESSAGES", "MAX_CONTEXT_BYTES",
@@ -212,7 +218,7 @@ WHOLE_NUMBERS = {"STREAM_PAGE_SIZE", "STREAM_RETRY_MS", "MAX_STREAMS_PER_TOKEN",
                  "PAGE_MAX_BYTES", "STREAM_PAGE_BYTES", "MAX_STREAMS_PER_USER", "MAX_STREAMS_PER_PROCESS",
                  "VIEWER_PAGE_BYTES", "MAX_INPUT_BYTES",
                  "RUNNER_ATTACHED_SECONDS", "COMMAND_WAIT_MAX_SECONDS",
-                 "PERMISSION_TIMEOUT_SECONDS"}
+                 "PERMISSION_TIMEOUT_SECONDS", "TOOL_RESULT_MAX_BYTES"}
 
 
 def check_numbers(config):

@@ -166,6 +166,52 @@ class EvidenceSchema(BaseSchema):
     created_at = fields.String(required=True)
 
 
+class ToolResultSchema(BaseSchema):
+    """One tool call and the result that answers it (session_tool_results)."""
+
+    id = fields.Integer(required=True)
+    tool_use_id = fields.String(required=True, metadata={
+        "description": "the call's id: the `id` of its tool_use block, the `tool_use_id` of its"
+                       " tool_result"})
+    turn_id = fields.String(required=True, metadata={"description": "the turn it came in"})
+    name = fields.String(required=True, allow_none=True, metadata={
+        "description": "the tool's name; null for a result whose call an earlier turn made"})
+    input = fields.Raw(required=True, allow_none=True, metadata={
+        "description": "the call's input (over TOOL_RESULT_MAX_BYTES as JSON: its top-level"
+                       " scalar fields and `truncated: true`); null as for `name`"})
+    has_result = fields.Boolean(required=True, metadata={
+        "description": "false for a call whose turn closed without its result"})
+    is_error = fields.Boolean(required=True)
+    output = fields.String(required=True, metadata={
+        "description": "the result as text; over TOOL_RESULT_MAX_BYTES, its first and last"
+                       " parts around `…[N bytes, M cut]…`"})
+    output_bytes = fields.Integer(required=True, metadata={"description": "the whole output's UTF-8 size"})
+    truncated = fields.Boolean(required=True, metadata={"description": "the output was cut when stored"})
+    output_omitted = fields.Boolean(required=True, metadata={
+        "description": "the page's byte budget ran out: `output` is empty here"})
+    message_id = fields.Integer(required=True, allow_none=True, metadata={
+        "description": "the row its turn wrote; null for a turn that wrote none"})
+    after_message_id = fields.Integer(required=True, metadata={
+        "description": "its place: its own row, or the row its turn came after (0: none)"})
+    created_at = fields.String(required=True)
+
+
+class ToolTurnSchema(BaseSchema):
+    """A turn that wrote no transcript row (an ordinary session's tool-only turn)."""
+
+    turn_id = fields.String(required=True)
+    after_message_id = fields.Integer(required=True, metadata={
+        "description": "it comes after this message (0: before the first)"})
+    created_at = fields.String(required=True, metadata={"description": "when it closed"})
+    tool_results = fields.List(fields.Nested(ToolResultSchema), required=True)
+
+
+class MessageWithToolsSchema(MessageSchema):
+    tool_results = fields.List(fields.Nested(ToolResultSchema), required=True, metadata={
+        "description": "with include=tool_results: the calls of this row's turn with their"
+                       " results, in order"})
+
+
 class SearchHitSchema(BaseSchema):
     message_id = fields.Integer(attribute="id", required=True)
     session_id = fields.String(required=True)
@@ -370,6 +416,8 @@ session_list_item_schema = SessionListItemSchema()
 ingest_receipt_schema = IngestReceiptSchema()
 search_hit_schema = SearchHitSchema()
 evidence_schema = EvidenceSchema()
+tool_result_schema = ToolResultSchema()
+tool_turn_schema = ToolTurnSchema()
 input_schema = InputSchema()
 input_send_schema = InputSendSchema()
 permission_schema = PermissionSchema()

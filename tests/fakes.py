@@ -16,6 +16,7 @@ from app.core.records import SessionCommand
 from app.core.records import SessionInput
 from app.core.records import SessionPermission
 from app.core.records import TokenRecord
+from app.core.records import ToolResult
 from app.core.records import fitting
 from app.core.users import user_key
 from app.formats.output_frames import event_json
@@ -136,6 +137,10 @@ class FakeMessages:
         count = fitting([_stored_size(m) for m in newest], max_bytes)
         return newest[:count][::-1], count < len(newest)
 
+    def newest_before(self, session_id, before):
+        return max((m.id for m in self.rows if m.session_id == session_id and m.id < before),
+                   default=0)
+
     def ids_of_turns(self, session_id, turn_keys):
         return {m.turn_key: m.id for m in self.rows
                 if m.session_id == session_id and m.turn_key in set(turn_keys)}
@@ -195,6 +200,34 @@ class FakeEvidence:
 
     def list_page(self, session_id, after, limit):
         return [e for e in self.rows if e.session_id == session_id and e.id > after][:limit]
+
+
+class FakeToolResults:
+    def __init__(self):
+        self.rows = []  # ToolResult, in write order
+
+    def add_many(self, session_id, items, now):
+        known = {(r.session_id, r.turn_id, r.tool_use_id) for r in self.rows}
+        added = 0
+        for item in items:
+            key = (session_id, item["turn_id"], item["tool_use_id"])
+            if key in known:
+                continue
+            known.add(key)
+            fields = {k: v for k, v in item.items() if k != "place"}
+            self.rows.append(ToolResult(id=len(self.rows) + 1, session_id=session_id,
+                                        created_at=now, **fields))
+            added += 1
+        return added
+
+    def of_messages(self, session_id, first, last, limit):
+        return [r for r in self.rows if r.session_id == session_id and r.message_id is not None
+                and first <= r.message_id <= last][:limit]
+
+    def without_row(self, session_id, after, before, limit):
+        rows = [r for r in self.rows if r.session_id == session_id and r.message_id is None
+                and after <= r.after_message_id < before]
+        return sorted(rows, key=lambda r: (r.after_message_id, r.id))[:limit]
 
 
 class FakeOutputs:
@@ -501,6 +534,7 @@ class FakeUnitOfWork(AbstractUnitOfWork):
         self.tokens = FakeTokens()
         self.final_events = FakeFinalEvents()
         self.evidence = FakeEvidence()
+        self.tool_results = FakeToolResults()
         self.user_days = FakeUserDays()
         self.inputs = FakeInputs()
         self.commands = FakeCommands()

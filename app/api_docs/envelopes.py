@@ -9,11 +9,13 @@ from app.schemas import CommandSchema
 from app.schemas import EvidenceSchema
 from app.schemas import InputSchema
 from app.schemas import MessageSchema
+from app.schemas import MessageWithToolsSchema
 from app.schemas import PermissionSchema
 from app.schemas import SearchHitSchema
 from app.schemas import SessionListItemSchema
 from app.schemas import SessionSchema
 from app.schemas import SessionSummarySchema
+from app.schemas import ToolTurnSchema
 
 
 def _cursor():
@@ -43,6 +45,19 @@ class SessionPageSchema(BaseSchema):
 
 class MessagePageSchema(BaseSchema):
     messages = fields.List(fields.Nested(MessageSchema), required=True)
+    next_cursor = _cursor()
+
+
+class MessageToolsPageSchema(BaseSchema):
+    """messages?include=tool_results: the page, each message with its tool results."""
+
+    messages = fields.List(fields.Nested(MessageWithToolsSchema), required=True)
+    tool_turns = fields.List(fields.Nested(ToolTurnSchema), required=True, metadata={
+        "description": "the turns that wrote no row, placed from `after` up to the page's last"
+                       " message (on the last page, after it too), in transcript order"})
+    tool_results_truncated = fields.Boolean(required=True, metadata={
+        "description": "more results than a page carries (2000 of the rows', 2000 of the"
+                       " turns without a row): the rest are left out"})
     next_cursor = _cursor()
 
 

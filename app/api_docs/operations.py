@@ -100,11 +100,15 @@ def operations(config):
         "security": USER,
         "parameters": [SESSION_ID, limit, _query("after", "next_cursor of the last page"),
                        _query("format", "turnlog pages, or the whole transcript as openai",
-                              enum=["turnlog", "openai"], default="turnlog")],
+                              enum=["turnlog", "openai"], default="turnlog"),
+                       _query("include", "`tool_results`: each message with its turn's tool calls"
+                                         " and results, and the tool-only turns among them"
+                                         " (`tool_turns`); turnlog pages only", enum=["tool_results"])],
         "responses": {200: ("messages in write order", {JSON: {"schema": {"anyOf": [
-            envelopes.MessagePageSchema, envelopes.OpenAIMessagesSchema]}}})},
-        "errors": error_responses(NOT_FOUND, {422: "`invalid_format`, `invalid_limit` or"
-                                                   " `invalid_cursor`"}),
+            envelopes.MessagePageSchema, envelopes.MessageToolsPageSchema,
+            envelopes.OpenAIMessagesSchema]}}})},
+        "errors": error_responses(NOT_FOUND, {422: "`invalid_format`, `invalid_include`,"
+                                                   " `invalid_limit` or `invalid_cursor`"}),
     }
     yield f"{BASE}/{{session_id}}/messages", "post", {
         "operationId": "sendInput",

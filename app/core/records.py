@@ -209,6 +209,49 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class ToolResult:
+    """One tool call of a closed turn and the result that answers it (a row of
+    session_tool_results; app/transcript/evidence.py tool_result_items)."""
+
+    id: int
+    session_id: str
+    turn_id: str
+    tool_use_id: str
+    name: str | None  # None: the call was made in an earlier turn
+    input: dict | list | str | int | float | bool | None
+    has_result: bool
+    is_error: bool
+    output: str
+    output_bytes: int
+    truncated: bool
+    message_id: int | None  # the assistant row of its turn; None: the turn wrote none
+    after_message_id: int  # its own row, else the newest row before its turn (0: none)
+    created_at: str
+    output_omitted: bool = False  # a page's byte budget ran out: `output` left empty
+
+
+@dataclass(frozen=True)
+class ToolTurn:
+    """A closed turn that wrote no transcript row (an ordinary session's tool-only
+    turn), shown between the rows: its calls and results, after `after_message_id`."""
+
+    turn_id: str
+    after_message_id: int
+    created_at: str
+    tool_results: list
+
+
+@dataclass(frozen=True)
+class PageTools:
+    """The tool results of a page of messages: {message id: [ToolResult]} of its rows,
+    the ToolTurns among them, and whether results past TOOL_RESULTS_PER_PAGE were left out."""
+
+    by_message: dict
+    tool_turns: list
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
 class SessionInput:
     """A prompt a person sent to a live session, queued until the agent takes it."""
 

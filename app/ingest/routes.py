@@ -37,6 +37,7 @@ def output(session_id):
         max_output_bytes=current_app.config["MAX_SESSION_OUTPUT_BYTES"],
         usage_reports=batch["usage"],
         token_lifetime_seconds=current_app.config["WRITE_TOKEN_LIFETIME_SECONDS"],
+        tool_result_max_bytes=current_app.config["TOOL_RESULT_MAX_BYTES"],
         permission_timeout_seconds=current_app.config["PERMISSION_TIMEOUT_SECONDS"],
         day_quotas=DayQuotas(output_bytes=current_app.config["MAX_OUTPUT_BYTES_PER_USER_PER_DAY"]),
     )
@@ -52,7 +53,8 @@ def complete(session_id):
     session = service.complete_session(
         session_id, body["exit_code"], db.writing(), caller=current_caller(),
         token_grace_seconds=current_app.config["SESSION_TOKEN_GRACE_SECONDS"],
-        reason=body["reason"])
+        reason=body["reason"],
+        tool_result_max_bytes=current_app.config["TOOL_RESULT_MAX_BYTES"])
     live.moved(session_id)
     return {"session": schemas.session_summary_schema.dump(session)}
 

@@ -26,6 +26,7 @@ from app.services.access import OPEN
 from app.services.ingest_control import apply_controls
 from app.services.ingest_control import apply_prompts
 from app.transcript.event_types import CONTROL
+from app.transcript.evidence import TOOL_RESULT_MAX_BYTES
 from app.transcript.flush_policy import policy_for
 from app.transcript.open_turn import NOTHING
 from app.transcript.open_turn import OpenTurn
@@ -37,11 +38,13 @@ NOTHING_WRITTEN = TranscriptDelta(0, 0, 0)
 # What a failed session keeps of its stderr: enough to say why, bounded per line.
 STDERR_TAIL_LINES = 20
 STDERR_LINE_CHARS = 1000
+NEWEST = 2**63 - 1  # above every row id
 
 
 def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, clock=utc_now,
                   max_output_bytes=0, usage_reports=(), day_quotas=quotas.DayQuotas(),
-                  token_lifetime_seconds=0, permission_timeout_seconds=600):
+                  token_lifetime_seconds=0, permission_timeout_seconds=600,
+                  tool_result_max_bytes=TOOL_RESULT_MAX_BYTES):
     """Buffer the runner's chunks and fold their stdout lines into the transcript;
     count `usage_reports` (each once per report_id) in the same transaction.
 
@@ -50,7 +53,8 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
     past `day_quotas.output_bytes` likewise (QuotaExceeded). What was accepted before
     stays. A request of a running session's write token renews it for
     `token_lifetime_seconds`. A permission request recorded from a line expires
-    `permission_timeout_seconds` after it was received (0: never).
+    `permission_timeout_seconds` after it was received (0: never). A closed turn's tool
+    results keep at most `tool_result_max_bytes` of output each.
     """
     with uow:
         locked = _locked_for_write(uow, session_id, caller)
@@ -90,7 +94,7 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
         ]
         delta, live_events, turn_state = transcribe(
             uow, session, locked.turn_state, stored, parse_line,
-            (now, stamp, permission_timeout_seconds))
+            (now, stamp, permission_timeout_seconds), tool_result_max_bytes)
         uow.outputs.add_many(session_id, stored, iso_after(now, retention_seconds), live_events)
         counted = _count_usage(uow, session_id, usage_reports, stamp)
         uow.sessions.record_ingest(session_id, start + len(stored), delta.messages, stamp,
@@ -102,10 +106,12 @@ def ingest_output(session_id, chunks, uow, *, retention_seconds, caller=OPEN, cl
 
 
 def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now,
-                     token_grace_seconds=3600, reason=None):
+                     token_grace_seconds=3600, reason=None,
+                     tool_result_max_bytes=TOOL_RESULT_MAX_BYTES):
     """Process completion: flush the open turn and close the session (idempotent).
 
-    The session's own write tokens expire `token_grace_seconds` later. A failed session
+    The session's own write tokens expire `token_grace_seconds` later; the closed turn's
+    tool results keep at most `tool_result_max_bytes` of output each. A failed session
     keeps its last STDERR_TAIL_LINES stderr lines (the buffer they are read from expires)
     and `reason`, the runner's word on why the agent never ran.
     """
@@ -118,10 +124,11 @@ def complete_session(session_id, exit_code, uow, *, caller=OPEN, clock=utc_now,
         stamp = to_iso(now)
         uow.tokens.expire_session_tokens(session_id, iso_after(now, token_grace_seconds))
         status = "completed" if exit_code in (0, None) else "failed"
-        turn = _open_turn(uow, session, snapshot)
+        turn = _open_turn(uow, session, snapshot, tool_result_bytes=tool_result_max_bytes)
         closed = turn.close(stamp, status, exit_code)
         delta, row_ids = _write(uow, session_id, closed.turns, closed.drafts, stamp)
         _record_evidence(uow, session_id, closed.evidence, stamp)
+        _record_tool_results(uow, session_id, closed.tool_results, closed.drafts, row_ids, stamp)
         uow.final_events.add(session_id, session.next_event_index,
                              event_lines.encode(closed.live, row_ids), stamp)
         uow.turn_states.save(session_id, turn.snapshot(), stamp)
@@ -264,7 +271,8 @@ def _drop_duplicates(chunks, stored):
     return fresh, len(chunks) - len(fresh)
 
 
-def transcribe(uow, session, snapshot, stored, parse_line, received):
+def transcribe(uow, session, snapshot, stored, parse_line, received,
+               tool_result_bytes=TOOL_RESULT_MAX_BYTES):
     """Feed new lines, read by the parser of the session's provider, to its open
     turn (`snapshot`, as stored); write the rows it completes and return the open
     turn to store. Every line of one request was received at `received`: (now, its
@@ -272,8 +280,8 @@ def transcribe(uow, session, snapshot, stored, parse_line, received):
     sid = session.session_id
     now, stamp, permission_timeout = received
     pending = Pending(set(), {})
-    turn = _open_turn(uow, session, snapshot, pending)
-    turns, drafts, line_events, items, controls = [], [], [], [], []
+    turn = _open_turn(uow, session, snapshot, pending, tool_result_bytes)
+    turns, drafts, line_events, items, controls, tools = [], [], [], [], [], []
     for number, out in enumerate(stored):
         if out.stream == "stdout":
             event = parse_line(out.payload)
@@ -285,6 +293,7 @@ def transcribe(uow, session, snapshot, stored, parse_line, received):
         else:
             fed = NOTHING
         if fed.drafts:  # it completed something (a turn or a note drafts one, None or not)
+            tools.extend({**item, "place": len(drafts) + item["place"]} for item in fed.tool_results)
             turns.extend(fed.turns)
             drafts.extend(fed.drafts)
             items.extend(fed.evidence)
@@ -297,6 +306,7 @@ def transcribe(uow, session, snapshot, stored, parse_line, received):
     uow.turn_states.replace_parts(sid, unsaved.restated)
     delta, row_ids = _write(uow, sid, turns, drafts, stamp)
     _record_evidence(uow, sid, items, stamp)
+    _record_tool_results(uow, sid, tools, drafts, row_ids, stamp)
     prompts = [d.metadata["uuid"] for d in drafts if d is not None and d.role == "user"]
     if prompts:  # only a request that holds a prompt echo looks inputs up
         apply_prompts(uow, sid, prompts, stamp)
@@ -336,7 +346,7 @@ class Pending(NamedTuple):
         return found
 
 
-def _open_turn(uow, session, snapshot, pending=None):
+def _open_turn(uow, session, snapshot, pending=None, tool_result_bytes=TOOL_RESULT_MAX_BYTES):
     """The session's open turn from its stored `snapshot`, with the look-ups it needs;
     `pending` holds what the request drafted so far (None: nothing)."""
     sid = session.session_id
@@ -353,7 +363,8 @@ def _open_turn(uow, session, snapshot, pending=None):
     return OpenTurn.restore(snapshot, policy_for(session.session_type, session.context),
                             is_stored=is_stored,
                             saved_parts=lambda: uow.turn_states.take_parts(sid),
-                            load_parts=lambda: uow.turn_states.load_parts(sid))
+                            load_parts=lambda: uow.turn_states.load_parts(sid),
+                            tool_result_bytes=tool_result_bytes)
 
 
 def _write(uow, session_id, turns, drafts, stamp):
@@ -392,6 +403,39 @@ def _record_evidence(uow, session_id, items, stamp):
     are some, so a request without commands costs the evidence table nothing."""
     if items:
         uow.evidence.add_many(session_id, items, stamp)
+
+
+def _record_tool_results(uow, session_id, items, drafts, row_ids, stamp):
+    """Store the tool calls and results of the turns just closed (`items`, each with the
+    `place` of its turn's draft among `drafts`), each placed in the transcript: a turn
+    that wrote an assistant row names it (message_id); one that wrote none sits after
+    the session's newest row when it closed (after_message_id; 0 before any row). The
+    rows of the request were written in `drafts`' order (`row_ids`: {key: id} of those
+    inserted), so what precedes a turn does not depend on how its lines were batched.
+    A statement only when there are some, and a look-up of the newest earlier row only
+    for a turn without a row that no row of this request precedes."""
+    if not items:
+        return
+    newest_at, newest, seen = [], 0, set()
+    for draft in drafts:  # the newest row written before each draft
+        newest_at.append(newest)
+        if draft is not None and draft.turn_key not in seen and draft.turn_key in row_ids:
+            newest = max(newest, row_ids[draft.turn_key])
+        if draft is not None:
+            seen.add(draft.turn_key)
+    earlier = None
+    placed = []
+    for item in items:
+        draft = drafts[item["place"]]
+        own = row_ids.get(item["turn_id"]) if (
+            draft is not None and draft.role == "assistant" and draft.turn_key == item["turn_id"]) else None
+        after = own or newest_at[item["place"]]
+        if not after:
+            if earlier is None:
+                earlier = uow.messages.newest_before(session_id, min(row_ids.values(), default=NEWEST))
+            after = earlier
+        placed.append({**item, "message_id": own, "after_message_id": after})
+    uow.tool_results.add_many(session_id, placed, stamp)
 
 
 def _last_index(next_event_index):

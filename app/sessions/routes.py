@@ -113,20 +113,59 @@ def messages(session_id):
     """GET /api/remote/sessions/<id>/messages: one page of the transcript.
 
     Paged by `after` (the last message id seen) and `limit`; with `format=openai`
-    the whole transcript comes back as OpenAI chat messages instead.
+    the whole transcript comes back as OpenAI chat messages instead. With
+    `include=tool_results`, each message carries its turn's tool calls with their
+    results, and `tool_turns` the turns among them that wrote no row.
     """
     fmt = request.args.get("format", "turnlog")
+    with_tools = _include_tool_results()
     if fmt == "openai":
         service.get_session_summary(session_id, db.reading(), caller=current_caller())
         parts = exports.json_parts({}, "messages", map(to_openai_messages, _message_pages(session_id)))
         return Response(parts, mimetype="application/json")
     if fmt != "turnlog":
         raise ApiError(422, "invalid_format", "format must be turnlog or openai", {"format": fmt})
+    if with_tools:
+        return _messages_with_tools(session_id)
     page = service.list_messages(session_id, db.reading(), after=request.args.get("after"),
                                  limit=page_limit(), caller=current_caller(),
                                  max_bytes=current_app.config["PAGE_MAX_BYTES"])
     return {
         "messages": schemas.message_schema.dump(page.items, many=True),
+        "next_cursor": page.next_cursor,
+    }
+
+
+INCLUDES = ("tool_results",)
+
+
+def _include_tool_results():
+    """Whether `include` (a comma-separated list) asks for tool results; 422 for a
+    name it does not know."""
+    names = [name.strip() for name in request.args.get("include", "").split(",") if name.strip()]
+    unknown = [name for name in names if name not in INCLUDES]
+    if unknown:
+        raise ApiError(422, "invalid_include", f"include may name {', '.join(INCLUDES)} only",
+                       {"include": request.args.get("include"), "unknown": unknown})
+    if names and request.args.get("format", "turnlog") != "turnlog":
+        raise ApiError(422, "invalid_include", "include=tool_results goes with format=turnlog",
+                       {"include": request.args.get("include"), "format": request.args.get("format")})
+    return bool(names)
+
+
+def _messages_with_tools(session_id):
+    """A page of messages, each with its `tool_results`, and the `tool_turns` among them."""
+    page, tools = evidence.list_messages_with_tools(
+        session_id, db.reading(), after=request.args.get("after"), limit=page_limit(),
+        caller=current_caller(), max_bytes=current_app.config["PAGE_MAX_BYTES"])
+    messages = schemas.message_schema.dump(page.items, many=True)
+    for dumped, message in zip(messages, page.items):
+        dumped["tool_results"] = schemas.tool_result_schema.dump(
+            tools.by_message.get(message.id, []), many=True)
+    return {
+        "messages": messages,
+        "tool_turns": schemas.tool_turn_schema.dump(tools.tool_turns, many=True),
+        "tool_results_truncated": tools.truncated,
         "next_cursor": page.next_cursor,
     }
 

@@ -13,6 +13,7 @@ from app.storage.repositories.control.permissions import PermissionRepository
 from app.storage.repositories.control.runners import RunnerRepository
 from app.storage.repositories.dialect import driver_error
 from app.storage.repositories.evidence import EvidenceRepository
+from app.storage.repositories.evidence import ToolResultRepository
 from app.storage.repositories.final_events import FinalEventRepository
 from app.storage.repositories.messages import MessageRepository
 from app.storage.repositories.outputs import OutputRepository
@@ -39,7 +40,7 @@ class AbstractUnitOfWork:
 
     sessions = messages = outputs = turn_states = turns = usage = stream_cursors = tokens = None
     search = stream_leases = final_events = evidence = inputs = commands = permissions = None
-    runners = None
+    runners = tool_results = None
 
     def __enter__(self):
         """Start the unit of work."""
@@ -94,6 +95,7 @@ class _SqlRepositories(AbstractUnitOfWork):
     search = _Repository(SearchRepository)
     final_events = _Repository(FinalEventRepository)
     evidence = _Repository(EvidenceRepository)
+    tool_results = _Repository(ToolResultRepository)
     user_days = _Repository(UserDayRepository)
     inputs = _Repository(InputRepository)
     commands = _Repository(CommandRepository)

@@ -1,4 +1,5 @@
-"""The evidence record: every shell command a turn ran, with its outcome.
+"""The evidence record: every shell command a turn ran, with its outcome; and every
+tool call a turn made, with the result that answers it (`tool_result_items`).
 
 A command is a tool call of one of SHELL_TOOLS (Claude's `Bash`, Codex's
 `command_execution` item, Gemini's `run_shell_command`) together with its
@@ -8,6 +9,7 @@ untouched; what the blocks do not say, the buffer lines each command came from
 and the exit code a provider reports beside the blocks, `EvidenceLines` notes
 while the turn is open, in a small state kept with the turn's snapshot. Pure.
 """
+import json
 import re
 import shlex
 
@@ -23,6 +25,13 @@ MAX_TRACKED = 1000
 # Claude Code gives no exit code field, but starts a failed Bash result with
 # "Exit code 2". Gemini's stream-json gives none at all.
 CLAUDE_EXIT_CODE = re.compile(r"Exit code (-?\d+)\b")
+TOOL_CALLS = ("tool_use", "server_tool_use")
+# A tool result keeps at most this many bytes of UTF-8 of its output (the configured
+# TOOL_RESULT_MAX_BYTES overrides it), and its call as many of its input as JSON.
+TOOL_RESULT_MAX_BYTES = 64 * 1024
+# An input over the bound keeps its top-level scalar fields, a string cut to this many
+# characters: enough for the call's one-line preview (a path, a command).
+INPUT_FIELD_CHARS = 1024
 
 
 class EvidenceLines:
@@ -152,3 +161,89 @@ def _storable_code(value):
     """True for an exit code the database can hold (a 64-bit integer): a larger number
     in a line is no real exit code, and storing it would fail the whole request."""
     return isinstance(value, int) and not isinstance(value, bool) and -2**63 <= value < 2**63
+
+
+def tool_result_items(turn, max_bytes=TOOL_RESULT_MAX_BYTES):
+    """One dict per tool call of `turn` (each id once, in order) with the result that
+    answers it in the turn, if any; then one per result whose call the turn does not
+    hold (made in an earlier turn: name and input None). Each: turn_id, tool_use_id,
+    name, input, has_result, is_error, output, output_bytes, truncated; the output is
+    the result's text (app/formats/tool_text.py) cut to `max_bytes` (bounded_text), and
+    the input is cut likewise (bounded_input). Read from the normalized blocks, so the
+    same for every provider and session kind; the transcript rows are untouched."""
+    results = {}
+    for block in turn.content_blocks:
+        if block.get("type") == "tool_result" and _is_id(block.get("tool_use_id")):
+            results[block["tool_use_id"]] = block  # a restated result: its last state
+    items, seen = [], set()
+    for block in turn.content_blocks:
+        tool_id = block.get("id")
+        if block.get("type") not in TOOL_CALLS or not _is_id(tool_id) or tool_id in seen:
+            continue
+        seen.add(tool_id)
+        name = str(block.get("name") or "tool")
+        result = results.pop(tool_id, None)
+        if result is None and name == "file_change":
+            result = _file_changes(block.get("input"))
+        items.append(_tool_item(turn.turn_id, tool_id, name,
+                                bounded_input(block.get("input"), max_bytes), result, max_bytes))
+    for tool_id, result in results.items():  # answers to calls of an earlier turn
+        items.append(_tool_item(turn.turn_id, tool_id, None, None, result, max_bytes))
+    return items
+
+
+def _tool_item(turn_id, tool_id, name, tool_input, result, max_bytes):
+    output, size, cut = bounded_text(tool_result_text(result.get("content")) if result else "",
+                                     max_bytes)
+    return {"turn_id": turn_id, "tool_use_id": tool_id, "name": name, "input": tool_input,
+            "has_result": result is not None, "is_error": bool(result and result.get("is_error")),
+            "output": output, "output_bytes": size, "truncated": cut}
+
+
+def _file_changes(tool_input):
+    """The result of a Codex file change: the changes it names, one `<kind> <path>` a
+    line. Codex reports no output for it; its item's status is not kept in the turn."""
+    changes = tool_input.get("changes") if isinstance(tool_input, dict) else None
+    if not isinstance(changes, list) or not changes:
+        return None
+    lines = [f"{c.get('kind') or 'change'} {c.get('path') or ''}".rstrip()
+             for c in changes if isinstance(c, dict)]
+    return {"type": "tool_result", "content": "\n".join(lines), "is_error": False}
+
+
+def bounded_text(text, max_bytes):
+    """(text, its UTF-8 size, whether it was cut): a text over `max_bytes` keeps its first
+    and last parts (cut on a character) around a marker naming the bytes left out, the
+    whole at most `max_bytes`; 0 keeps everything."""
+    data = text.encode("utf-8", "surrogatepass")
+    if not max_bytes or len(data) <= max_bytes:
+        return text, len(data), False
+    marker = f"\n…[{len(data)} bytes, {len(data) - max_bytes} cut]…\n"
+    half = max(0, (max_bytes - len(marker.encode("utf-8"))) // 2)
+    head = data[:half].decode("utf-8", "ignore")
+    tail = data[len(data) - half:].decode("utf-8", "ignore") if half else ""
+    return f"{head}{marker}{tail}", len(data), True
+
+
+def bounded_input(tool_input, max_bytes):
+    """A tool call's input as kept: whole when its JSON fits in `max_bytes`, else its
+    top-level scalar fields (a string cut to INPUT_FIELD_CHARS) and `"truncated": true`."""
+    if tool_input is None:
+        return {}
+    size = len(json.dumps(tool_input, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"))
+    if not max_bytes or size <= max_bytes:
+        return tool_input
+    kept = {}
+    if isinstance(tool_input, dict):
+        for key, value in tool_input.items():
+            if isinstance(value, str):
+                kept[key] = value if len(value) <= INPUT_FIELD_CHARS else value[:INPUT_FIELD_CHARS] + "…"
+            elif isinstance(value, (int, float, bool)) or value is None:
+                kept[key] = value
+            if len(kept) >= 32:
+                break
+    return {**kept, "truncated": True, "input_bytes": size}
+
+
+def _is_id(value):
+    return isinstance(value, str) and bool(value)

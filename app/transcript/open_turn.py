@@ -34,7 +34,9 @@ from typing import NamedTuple
 
 from app.transcript.accumulator import Accumulator
 from app.transcript.accumulator import runner_note
+from app.transcript.evidence import TOOL_RESULT_MAX_BYTES
 from app.transcript.evidence import EvidenceLines
+from app.transcript.evidence import tool_result_items
 from app.transcript.live_events import LiveEvents
 from app.transcript.transcript_turn import TranscriptTurn
 from app.transcript.transcript_turn import normalized_blocks
@@ -50,12 +52,15 @@ class UnknownTurnFormat(ValueError):
 class Fed(NamedTuple):
     """What a line (or completion) brought: the turns it closed (TranscriptTurns), a row
     draft per turn or note it completed (None where the policy keeps nothing), its live
-    events (None: it adds nothing live) and the evidence items of the turns it closed."""
+    events (None: it adds nothing live), the evidence items of the turns it closed, and
+    their tool calls with their results (evidence.tool_result_items), each with its
+    turn's `place`: the index in `drafts` of that turn's draft."""
 
     turns: list | tuple
     drafts: list | tuple
     live: list | None
     evidence: list | tuple
+    tool_results: list | tuple = ()
 
 
 NOTHING = Fed((), (), None, ())
@@ -67,11 +72,13 @@ class OpenTurn:
     `policy` (flush_policy.py) drafts the rows, None for none. `is_stored(outcome)`
     answers whether the key a re-sent turn or note had the first time
     (`outcome.replay_key`) is stored; None leaves re-sent output unsettled.
-    `saved_parts()` takes the closed turn's parts saved while it was open.
+    `saved_parts()` takes the closed turn's parts saved while it was open. A closed
+    turn's tool results keep at most `tool_result_bytes` of output each.
     """
 
     def __init__(self, accumulator=None, live=None, evidence=None, *, policy=None,
-                 is_stored=None, saved_parts=None, shell_only=False):
+                 is_stored=None, saved_parts=None, shell_only=False,
+                 tool_result_bytes=TOOL_RESULT_MAX_BYTES):
         self.accumulator = accumulator or Accumulator()
         self.live = live  # None: no live events (the backfill)
         self.evidence = evidence or EvidenceLines()
@@ -79,10 +86,11 @@ class OpenTurn:
         self.is_stored = is_stored
         self.saved_parts = saved_parts
         self.shell_only = shell_only
+        self.tool_result_bytes = tool_result_bytes
 
     @classmethod
     def restore(cls, stored, policy=None, *, is_stored=None, saved_parts=None,
-                load_parts=None):
+                load_parts=None, tool_result_bytes=TOOL_RESULT_MAX_BYTES):
         """The open turn a `snapshot()` (of any version read here) stored; None or {}: a
         session with no state yet. `load_parts()` reads the saved parts without taking
         them (a prompt echo asks whether the open turn holds text)."""
@@ -91,7 +99,7 @@ class OpenTurn:
         accumulator.load_saved_parts = load_parts
         return cls(accumulator, LiveEvents.from_stored(data["live"]),
                    EvidenceLines(data["evidence"]), policy=policy, is_stored=is_stored,
-                   saved_parts=saved_parts)
+                   saved_parts=saved_parts, tool_result_bytes=tool_result_bytes)
 
     @classmethod
     def for_evidence(cls):
@@ -126,35 +134,39 @@ class OpenTurn:
         if outcomes is None:
             return NOTHING
         evidence.observe(event, event_index)
-        turns, drafts, items, closed = self._complete(outcomes) if outcomes else NOTHING_CLOSED
+        turns, drafts, items, tools, closed = self._complete(outcomes) if outcomes else NOTHING_CLOSED
         live = self.live and self.live.for_line(event, event_index, received_at, accumulator.buffer,
                                                 closed, accumulator.usage_changed)
-        return Fed(turns, drafts, live, items)
+        return Fed(turns, drafts, live, items, tools)
 
     def note(self, event_index, payload):
         """A line the runner wrote on its `system` stream: a note of its own."""
-        turns, drafts, items, _ = self._complete([runner_note(event_index, payload)])
-        return Fed(turns, drafts, None, items)
+        turns, drafts, items, tools, _ = self._complete([runner_note(event_index, payload)])
+        return Fed(turns, drafts, None, items, tools)
 
     def close(self, completed_at=None, status=None, exit_code=None):
         """Process completion (at `completed_at`, with `status` and `exit_code`): the open
         turn closes, if it holds anything, and so does the live session."""
         turn = self.accumulator.close(completed_at=completed_at)
-        turns, drafts, items, closed = self._complete([turn]) if turn else NOTHING_CLOSED
+        turns, drafts, items, tools, closed = self._complete([turn]) if turn else NOTHING_CLOSED
         live = self.live and self.live.for_completion(closed, status, exit_code)
-        return Fed(turns, drafts, live, items)
+        return Fed(turns, drafts, live, items, tools)
 
     def _complete(self, outcomes):
-        """(turns, drafts, evidence items, the last turn) of what a line completed."""
-        turns, drafts, items, closed = [], [], [], None
+        """(turns, drafts, evidence items, tool results, the last turn) of what a line
+        completed."""
+        turns, drafts, items, tools, closed = [], [], [], [], None
         for outcome in outcomes:
             outcome = self._settled(outcome)
             if isinstance(outcome, Turn):
                 outcome = closed = self._whole(outcome)
                 turns.append(outcome)
                 items.extend(self.evidence.take(outcome))
+                if not self.shell_only:
+                    tools.extend({**item, "place": len(drafts)}
+                                 for item in tool_result_items(outcome, self.tool_result_bytes))
             drafts.append(self.policy.draft(outcome) if self.policy else None)
-        return turns, drafts, items, closed
+        return turns, drafts, items, tools, closed
 
     def _settled(self, outcome):
         """A turn or note its lines may have brought before (re-sent under new seqs): it
@@ -175,7 +187,7 @@ class OpenTurn:
         return TranscriptTurn.from_turn(turn)
 
 
-NOTHING_CLOSED = ((), (), (), None)
+NOTHING_CLOSED = ((), (), (), (), None)
 # What a shell-only reading keeps of a line's text: that there was some, so a prompt echo
 # flushes the turn at the same line as ingest did (and the turn gets the same key).
 TEXT_MARK = ({"type": "text", "text": "."},)

@@ -106,9 +106,13 @@ def session(session_id):
     title = session_title(found.context, found.messages, prompt=found.first_prompt,
                           command=found.command)
     service.mark_stale([found], stale_seconds=current_app.config["RUNNER_STALE_SECONDS"])
+    # the tool-only turns from the first message shown on (from the start when it is
+    # the session's first) to the end
+    tools = _tools(session_id, found.messages,
+                   found.messages[0].id if found.messages_truncated and found.messages else 0, None)
     return render_template(
         "ui/session.html", agent_session=found, figures=header_figures(found),
-        bubbles=bubbles(found.messages),
+        bubbles=bubbles(found.messages, tools),
         evidence=_evidence_panel(session_id),
         evidence_url=url_for("sessions.evidence_page", session_id=session_id),
         evidence_panel_url=url_for("ui.session_evidence", session_id=session_id),
@@ -267,12 +271,12 @@ def session_bubbles(session_id):
     """
     if request.args.get("before") is not None:
         return _older_bubbles(session_id)
-    page = service.list_messages(session_id, db.reading(), after=request.args.get("after"),
-                                 limit=current_app.config["MAX_PAGE_SIZE"],
-                                 caller=current_caller(),
-                                 max_bytes=current_app.config["VIEWER_PAGE_BYTES"])
+    page, tools = evidence_service.list_messages_with_tools(
+        session_id, db.reading(), after=request.args.get("after"),
+        limit=current_app.config["MAX_PAGE_SIZE"], caller=current_caller(),
+        max_bytes=current_app.config["VIEWER_PAGE_BYTES"])
     response = current_app.make_response(
-        render_template("ui/_bubbles.html", bubbles=bubbles(page.items)))
+        render_template("ui/_bubbles.html", bubbles=bubbles(page.items, tools)))
     if page.items:
         response.headers["X-Last-Message-Id"] = str(page.items[-1].id)
     if page.next_cursor:
@@ -286,14 +290,25 @@ def _older_bubbles(session_id):
                                         limit=current_app.config["VIEWER_PAGE_MESSAGES"],
                                         caller=current_caller(),
                                         max_bytes=current_app.config["VIEWER_PAGE_BYTES"])
+    # the tool-only turns before `before`, from this page's first message on (from the
+    # start when no older page is left)
+    first = page.items[0].id if page.next_cursor and page.items else 0
+    tools = _tools(session_id, page.items, first, int(request.args["before"] or 0) or None)
     response = current_app.make_response(
-        render_template("ui/_bubbles.html", bubbles=bubbles(page.items)))
+        render_template("ui/_bubbles.html", bubbles=bubbles(page.items, tools)))
     if page.next_cursor:
         response.headers["X-Prev-Cursor"] = page.next_cursor
         response.headers["X-Prev-Url"] = url_for("ui.session_bubbles", session_id=session_id,
                                                  before=page.next_cursor)
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def _tools(session_id, messages, after, before):
+    """The tool results of a page of the viewer's messages (evidence.tools_of_messages)."""
+    return evidence_service.tools_of_messages(session_id, db.reading(), messages, after=after,
+                                              before=before, caller=current_caller(),
+                                              max_bytes=current_app.config["VIEWER_PAGE_BYTES"])
 
 
 @bp.app_template_filter("snippet")

@@ -7,7 +7,14 @@ then the blocks. Each tool_result is shown under the tool call it answers (same
 `tool_use_id`) when that call is in the same row; otherwise it stays in its place. A
 sub-agent's blocks (Claude marks them with the `parent_tool_use_id` of the Task call
 that started the sub-agent) are shown inside that call, before its result. A row with
-neither visible text nor anything to show makes no bubble at all. Pure: no Flask.
+neither visible text nor anything to show makes no bubble at all.
+
+The tool results kept beside the rows (session_tool_results, issue 32) fill in what a row
+does not hold: an ordinary session's row keeps its calls but not their results, so each
+stored result is shown under its call; a turn that wrote no row (a tool-only turn) is a
+compact `ToolTurnBlock` between the bubbles, in its place. A result starts collapsed,
+with its first and last lines in its summary; a failed one starts open, in the live
+bubble (static/viewer.js) as in the closed one. Pure: no Flask.
 """
 import json
 import re
@@ -20,7 +27,7 @@ TOOL_USES = ("tool_use", "server_tool_use")
 THINKING_LABELS = {"thinking": "Thinking", "reasoning": "Reasoning"}
 PREVIEW_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "description")
 PREVIEW_CHARS = 80
-OPEN_RESULT_LINES = 12  # a tool result up to this long starts expanded
+RESULT_PREVIEW_CHARS = 80  # of a collapsed result's first and last lines, each
 # Sub-agents shown one inside another at most this deep; deeper ones are shown beside
 # their parent at this depth (a page of any depth renders).
 MAX_SUBAGENT_DEPTH = 8
@@ -35,19 +42,38 @@ class Bubble:
     parts: list  # one dict per block worth showing, each with a "kind"
     # a prompt's row: the uuid of the input it applied (its bubble replaces the sent one)
     input_uuid: str | None = None
+    kind: str = "message"
 
 
-def bubbles(messages):
-    """The bubbles for `messages`, in order; rows with nothing to show are left out."""
+@dataclass(frozen=True)
+class ToolTurnBlock:
+    """A turn that wrote no row (an ordinary session's tool-only turn): its calls, each
+    with its result, shown compactly between the bubbles."""
+
+    turn_id: str
+    dom_id: str  # the HTML id, unique per turn
+    timestamp: str
+    parts: list
+    kind: str = "tool_turn"
+
+
+def bubbles(messages, tools=None):
+    """The bubbles for `messages`, in order, with the tool-only turns of `tools` (a
+    PageTools, or None) among them; rows with nothing to show are left out."""
+    by_message = tools.by_message if tools else {}
+    loose = list(tools.tool_turns) if tools else []
     out = []
     for message in messages:
+        while loose and loose[0].after_message_id < message.id:
+            out.append(tool_turn_block(loose.pop(0)))
         # Tool ids are looked up within their own message: Codex restarts item ids
         # (item_0, ...) with every run, so a session may hold the same id many times.
         blocks = _blocks(message)
         tool_names = {block.get("id"): block.get("name") for block in blocks
                       if block.get("type") in TOOL_USES}
-        parts = nested([part for part in (_part(b, tool_names, message.id) for b in blocks)
-                        if part])
+        found = [part for part in (_part(b, tool_names, message.id) for b in blocks) if part]
+        found.extend(_stored_results(by_message.get(message.id, ()), blocks, tool_names, message.id))
+        parts = nested(found)
         text = message.content if isinstance(message.content, str) else ""
         if any(block.get("type") == "text" for block in blocks):
             text = ""  # the text blocks are in place among the others
@@ -56,7 +82,67 @@ def bubbles(messages):
         out.append(Bubble(message.id, message.role, message.timestamp,
                           markdown.render(text) if text.strip() else "", parts,
                           _input_uuid(message)))
+    out.extend(tool_turn_block(turn) for turn in loose)
     return out
+
+
+def tool_turn_block(turn):
+    """The ToolTurnBlock of a ToolTurn: each call with its result under it; a result
+    whose call an earlier turn made, on its own."""
+    key = "turn-" + re.sub(r"[^A-Za-z0-9_-]", "_", turn.turn_id)
+    parts = []
+    for result in turn.tool_results:
+        answer = _result_part(result, result.name, key)
+        if result.name is None:
+            parts.append(answer)
+            continue
+        tool_input = result.input if result.input is not None else {}
+        parts.append({"kind": "tool_use", "name": result.name, "tool_id": result.tool_use_id,
+                      "anchor": anchor(key, result.tool_use_id), "preview": _preview(tool_input),
+                      "input_json": _json(tool_input),
+                      "results": [answer] if result.has_result else [], "children": []})
+    return ToolTurnBlock(turn.turn_id, key, turn.created_at, parts)
+
+
+def _stored_results(results, blocks, tool_names, message_id):
+    """The result parts of a row's stored tool results that its blocks do not hold (an
+    ordinary row keeps none; an autonomous one holds them already)."""
+    held = {block.get("tool_use_id") for block in blocks if block.get("type") == "tool_result"}
+    return [_result_part(result, result.name or tool_names.get(result.tool_use_id), message_id)
+            for result in results if result.has_result and result.tool_use_id not in held]
+
+
+def _result_part(result, tool_name, key):
+    """A tool_result part of a stored ToolResult."""
+    part = _result_view(result.output, result.tool_use_id, tool_name, result.is_error, key)
+    if result.output_omitted:
+        part["note"] = f"{result.output_bytes:,} bytes, not shown on this page"
+    elif result.truncated:
+        part["note"] = f"cut to its first and last parts: {result.output_bytes:,} bytes in all"
+    return part
+
+
+def _result_view(text, tool_id, tool_name, is_error, key):
+    """A tool_result part: collapsed with its first and last lines as a preview, a
+    failed one open."""
+    head, tail = result_preview(text)
+    return {"kind": "tool_result", "tool_name": tool_name, "tool_id": str(tool_id or ""),
+            "anchor": anchor(key, tool_id), "is_error": bool(is_error), "text": text,
+            "open": bool(is_error), "head": head, "tail": tail}
+
+
+def result_preview(text):
+    """(first, last) non-blank lines of a result, each cut to RESULT_PREVIEW_CHARS; the
+    last is "" when it is the first (or there is one line)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "", ""
+    head, tail = (_clip(lines[0]), _clip(lines[-1]) if len(lines) > 1 else "")
+    return head, tail
+
+
+def _clip(line):
+    return line if len(line) <= RESULT_PREVIEW_CHARS else line[:RESULT_PREVIEW_CHARS - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -199,12 +285,9 @@ def _block_part(block, tool_names, message_id):
                 "input_json": _json(tool_input if tool_input is not None else {}),
                 "results": [], "children": []}
     if kind == "tool_result":
-        text = tool_result_text(block.get("content"))
         tool_id = block.get("tool_use_id")
-        return {"kind": "tool_result", "tool_name": tool_names.get(tool_id),
-                "tool_id": str(tool_id or ""), "anchor": anchor(message_id, tool_id),
-                "is_error": bool(block.get("is_error")), "text": text,
-                "open": text.count("\n") < OPEN_RESULT_LINES}
+        return _result_view(tool_result_text(block.get("content")), tool_id,
+                            tool_names.get(tool_id), block.get("is_error"), message_id)
     return {"kind": "other", "type": str(kind or "block"), "json": _json(block)}
 
 

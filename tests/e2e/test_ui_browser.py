@@ -146,7 +146,9 @@ def test_a_turn_ingested_while_the_page_is_open_appears_without_reload(
     time.sleep(0.3)  # room for a stray extra bubble to show up if there were one
 
     assert bubble_texts(page) == ["First answer.", "Second answer, live.", "Third answer."]
-    assert page.locator("details.tool-use").count() == 0  # the tool-only turn added nothing
+    # the tool-only turn added no bubble, but its compact block (issue 32)
+    assert page.locator("article.tool-turn details.tool-use").count() == 1
+    assert page.locator("article.bubble details.tool-use").count() == 0
     assert page.evaluate("window.sameDocument") is True
     assert page.locator("#transcript-empty").is_hidden()
 
@@ -167,8 +169,10 @@ def test_a_script_in_a_tool_result_is_shown_as_text_and_never_runs(
 
     runner.post(cl.assistant(cl.tool_use("toolu_x", "Bash", {"command": "cat evil.html"})),
                 cl.tool_result("toolu_x", SCRIPT), cl.result())
-    result = page.wait_for_selector("details.tool-result pre.output")
+    # collapsed (issue 32: a successful result shows its first and last lines only)
+    result = page.wait_for_selector("details.tool-result pre.output", state="attached")
     assert result.text_content() == SCRIPT
+    assert page.locator("details.tool-result .result-head").first.inner_text() == SCRIPT
     assert page.locator("details.tool-use .tool-name").inner_text() == "Bash"
     assert SCRIPT in page.locator("article.bubble .markdown").first.inner_text()
     time.sleep(0.3)  # an injected onerror would have fired by now
@@ -318,14 +322,14 @@ def test_half_a_turn_shows_within_2_s_and_its_row_replaces_it(open_page, app_ser
         "nodes => nodes.map(n => n.className + ':' + n.textContent.trim().slice(0, 12))")
     assert [o.split(":")[0] for o in order] == ["markdown streaming", "tool-call",
                                                 "markdown streaming"], order
-    assert page.locator("#open-turn .tool-call .tool-result pre.output").inner_text() == "a.txt"
+    assert page.locator("#open-turn .tool-call .tool-result pre.output").text_content() == "a.txt"
     assert provisional_texts(page)[0] == f"Looking {SCRIPT}"  # as text, never markup
     assert page.evaluate("window.pwned") is None
     assert bubble_texts(page)[0] == "Earlier turn."
 
     page.reload()  # mid-turn: the server renders the open turn, then events grow it
     assert provisional_texts(page) == [f"Looking {SCRIPT}", "Found a.txt."]
-    assert page.locator("#open-turn .tool-call .tool-result pre.output").inner_text() == "a.txt"
+    assert page.locator("#open-turn .tool-call .tool-result pre.output").text_content() == "a.txt"
     wait_for_state(page, "live")
     runner.post(cl.assistant(cl.text("One more thing."), message_id="m3"))
     page.wait_for_selector("#open-turn .markdown >> text=One more thing.", timeout=2000)

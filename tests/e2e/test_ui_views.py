@@ -166,12 +166,18 @@ def test_agent_markup_is_shown_as_text(client):
     assert_no_inline_script(html)
 
 
-def test_a_tool_only_ordinary_turn_adds_no_bubble(client):
+def test_a_tool_only_ordinary_turn_adds_no_bubble_but_a_compact_block_with_its_result(client):
+    """Issue 32: the turn writes no row, and so no bubble; its call and result (kept in
+    session_tool_results) show as a block of their own."""
     sid = create_session(client, "chat")
     post_lines(client, sid, [cl.assistant(cl.tool_use("t1")), cl.tool_result("t1"), cl.result()])
     html = page(client, f"/sessions/{sid}")
     assert bubble_ids(html) == []
-    assert '<p id="transcript-empty" class="empty">No messages yet.</p>' in html
+    [block] = re.findall(r'<article class="tool-turn" id="tt-turn-[^"]+".*?</article>', html, re.S)
+    assert '<span class="tool-name">Bash</span>' in block
+    assert '<pre class="output">README.md\n</pre>' in block
+    assert '<p id="transcript-empty" class="empty" hidden>No messages yet.</p>' in html
+    assert_no_inline_script(html)
 
 
 def test_the_page_follows_the_stream_from_its_last_event(client):
@@ -315,7 +321,7 @@ def test_the_first_render_shows_the_open_turn_last_and_provisional(client, with_
             '&lt;script&gt;window.pwned = 1&lt;/script&gt;</div>') in open_turn
     assert re.search(r'<div class="tool-call" data-call-id="toolu_o">\s*<details class="block '
                      r'tool-use" id="tool-open-toolu_o" data-block-id="b1">.*?<details class='
-                     r'"block tool-result" open data-block-id="b2">', open_turn, re.S)
+                     r'"block tool-result" data-block-id="b2">', open_turn, re.S)  # collapsed
     assert_no_inline_script(html)
     assert f'data-open-turn-url="/sessions/{sid}/open-turn"' in html
 

@@ -6,8 +6,9 @@ its last request sends it again. For every fixture stream (the public captures u
 tests/fixtures/streams, the real CLIs' under tests/fixtures/captures, Claude's interactive
 ones under tests/fixtures/interactive) and
 every session kind, any split into requests, with re-sends of earlier requests under their
-seqs, must leave the same rows, counters, usage, evidence, open turn and live events as
-the whole stream posted at once: before completion and after it.
+seqs, must leave the same rows, counters, usage, evidence, tool results (each in the same
+place in the transcript), open turn and live events as the whole stream posted at once:
+before completion and after it.
 
 The splits are drawn by hypothesis with a seed of each stream's own, so a run is
 reproducible; TURNLOG_SPLIT_EXAMPLES sets how many are drawn per stream on SQLite (a
@@ -155,6 +156,12 @@ def state(rows, sid):
             "SELECT turn_id, evidence_id, command, exit_code, is_error, first_event_index,"
             " last_event_index, output_head, output_tail, output_bytes, test_summary"
             " FROM session_evidence WHERE session_id = ? ORDER BY id", sid),
+        # where each sits: its own row, or the row it follows, by their place (0: none)
+        "tool_results": [(*row[:-2], ("row", place.get(row[-2])), ("after", place.get(row[-1])))
+                         for row in rows(
+            "SELECT turn_id, tool_use_id, tool_name, tool_input, has_result, is_error, output,"
+            " output_bytes, truncated, message_id, after_message_id"
+            " FROM session_tool_results WHERE session_id = ? ORDER BY id", sid)],
         "buffer": [(*row[:-1], _events(row[-1], place)) for row in rows(
             "SELECT event_index, stream, payload, producer_seq, live_events"
             " FROM remote_runtime_outputs WHERE session_id = ? ORDER BY event_index", sid)],

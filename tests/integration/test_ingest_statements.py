@@ -25,8 +25,9 @@ FTS_INTERNALS = "session_messages_fts_"
 MOST_STATEMENTS = 5
 DAY_QUOTA_STATEMENTS = 1
 # A line that closes a turn also takes the turn's saved blocks, records the turn,
-# inserts its row and, when the turn ran shell commands, their evidence.
-MOST_STATEMENTS_CLOSING = 8
+# inserts its row, when the turn ran shell commands, their evidence and, when it made
+# tool calls, their results (session_tool_results, issue 32): one statement each.
+MOST_STATEMENTS_CLOSING = 9
 
 
 @pytest.fixture(params=["day quota on", "day quota off"])

@@ -64,9 +64,10 @@ def test_each_fake_method_has_the_real_signature(fake, real):
 
 def test_the_comparison_covers_every_repository_method_the_use_cases_call():
     compared = {(fake.__name__, name) for fake, _ in PAIRS for name in public_methods(fake)}
-    assert len(PAIRS) == 16  # the unit of work and its fifteen faked repositories
+    assert len(PAIRS) == 17  # the unit of work and its sixteen faked repositories
     assert {("FakeSessions", "get_for_update"), ("FakeOutputs", "add_many"),
             ("FakeTurnStates", "replace_parts"), ("FakeEvidence", "add_many"),
+            ("FakeToolResults", "add_many"), ("FakeMessages", "newest_before"),
             ("FakeInputs", "add_if_new"), ("FakeInputs", "mark_applied"),
             ("FakePermissions", "add_if_new"), ("FakePermissions", "resolve_if_pending"),
             ("FakeUnitOfWork", "commit")} <= compared

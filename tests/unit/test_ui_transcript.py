@@ -187,3 +187,51 @@ def test_a_prompt_row_carries_the_uuid_of_the_input_it_applied():
                                 "k2", "t")
     first, second = bubbles([prompt, echo_of_assistant])
     assert (first.input_uuid, second.input_uuid) == ("u-1", None)
+
+
+def stored(tool_id, output="ok\n", *, message_id=None, after=0, name="Bash", is_error=False,
+           turn_id="turn:t", **extra):
+    from app.core.records import ToolResult
+    return ToolResult(1, "sid", turn_id, tool_id, name, {"command": "ls"}, True, is_error,
+                      output, len(output.encode()), False, message_id, after,
+                      "2026-12-02T16:49:42Z", **extra)
+
+
+def test_a_stored_result_is_shown_under_its_call_in_an_ordinary_row():
+    from app.core.records import PageTools
+    row = message(5, "", [{"type": "text", "text": "Listing."},
+                          {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}])
+    [bubble] = bubbles([row], PageTools({5: [stored("toolu_1", "a\nb\nc\n", message_id=5, after=5)]}, []))
+    _, use = bubble.parts
+    [result] = use["results"]
+    assert (result["text"], result["tool_name"], result["open"]) == ("a\nb\nc\n", "Bash", False)
+    assert (result["head"], result["tail"]) == ("a", "c")  # the collapsed result's preview
+
+
+def test_a_row_holding_its_results_shows_each_once_and_a_failure_starts_open():
+    from app.core.records import PageTools
+    row = message(5, "", [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}},
+                          {"type": "tool_result", "tool_use_id": "toolu_1", "content": "boom",
+                           "is_error": True}])
+    [bubble] = bubbles([row], PageTools({5: [stored("toolu_1", "boom", message_id=5, after=5,
+                                                    is_error=True)]}, []))
+    [use] = bubble.parts
+    [result] = use["results"]
+    assert result["open"] and result["is_error"]
+
+
+def test_a_tool_only_turn_is_a_block_in_its_place_between_the_bubbles():
+    from app.core.records import PageTools
+    from app.core.records import ToolTurn
+    read = stored("toolu_r", "# demo\n", name="Read", after=5, turn_id="turn:abc")
+    cut = stored("toolu_x", "", after=7, turn_id="turn:def", output_omitted=True)
+    shown = bubbles([message(5, "One."), message(7, "Two.")],
+                    PageTools({}, [ToolTurn("turn:abc", 5, "2026-12-02T16:49:42Z", [read]),
+                                   ToolTurn("turn:def", 7, "2026-12-02T16:49:43Z", [cut])]))
+    assert [b.kind for b in shown] == ["message", "tool_turn", "message", "tool_turn"]
+    block = shown[1]
+    assert block.dom_id == "turn-turn_abc"
+    [use] = block.parts
+    assert (use["name"], use["preview"], use["anchor"]) == ("Read", "ls", "tool-turn-turn_abc-toolu_r")
+    assert use["results"][0]["text"] == "# demo\n"
+    assert "not shown on this page" in shown[3].parts[0]["results"][0]["note"]

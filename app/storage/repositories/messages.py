@@ -67,6 +67,8 @@ SELECT_IDS_OF_TURNS = text(
     "SELECT turn_key, id FROM session_messages WHERE session_id = :session_id"
     " AND turn_key IN :turn_keys"
 ).bindparams(bindparam("turn_keys", expanding=True))
+SELECT_NEWEST_BEFORE = text(
+    "SELECT MAX(id) FROM session_messages WHERE session_id = :session_id AND id < :before")
 INIT_PREFIX = "Session started:%"  # the system note each provider's init line leaves
 
 
@@ -161,6 +163,12 @@ class MessageRepository:
             message = _to_message(row)
             found.setdefault(message.session_id, []).append(message)
         return found
+
+    def newest_before(self, session_id, before):
+        """The id of the session's newest row below `before` (0: none)."""
+        found = self.conn.execute(SELECT_NEWEST_BEFORE, {"session_id": session_id,
+                                                         "before": before}).scalar()
+        return found or 0
 
     def ids_of_turns(self, session_id, turn_keys):
         """{turn key: id of the row it wrote} for those of `turn_keys` that wrote one."""

@@ -17,7 +17,9 @@ const STALE_CHECK_MS = 30000; // a runner may go silent without a word on /event
 const NEAR_BOTTOM_PX = 160; // follow new bubbles only when the reader is at the end
 const PREVIEW_KEYS = ["command", "file_path", "path", "pattern", "url", "query", "description"];
 const PREVIEW_CHARS = 80;
-const OPEN_RESULT_LINES = 12; // a tool result up to this long starts expanded
+const RESULT_PREVIEW_CHARS = 80; // of a collapsed result's first and last lines, each
+// What arrives from the server: message bubbles and the compact blocks of tool-only turns.
+const ARRIVALS = "article.bubble, article.tool-turn";
 const THINKING_LABELS = { thinking: "Thinking", reasoning: "Reasoning" };
 
 const transcript = document.getElementById("transcript");
@@ -76,7 +78,7 @@ function append(html) {
   template.innerHTML = html; // server-escaped HTML, inert: nothing in a template runs
   const follow = atBottom();
   const added = [];
-  for (const bubble of template.content.querySelectorAll("article.bubble")) {
+  for (const bubble of template.content.querySelectorAll(ARRIVALS)) {
     if (document.getElementById(bubble.id)) continue;
     bubble.classList.add("fresh");
     transcript.insertBefore(bubble, openTurn());
@@ -277,8 +279,7 @@ function startBlock(bubble, data) {
     bubble.append(call);
     return node;
   } else if (data.kind === "tool_result") {
-    node = el("details", "block tool-result");
-    node.open = true;
+    node = el("details", "block tool-result"); // collapsed until its outcome is known
     const summary = el("summary");
     summary.append(label("Result"), " ", el("span", "tool-link", data.call_id || "tool"));
     node.append(summary, el("pre", "output"));
@@ -313,6 +314,24 @@ function setText(target, text) {
   target.replaceChildren(document.createTextNode(text));
 }
 
+function clip(line) {
+  return line.length <= RESULT_PREVIEW_CHARS ? line : `${line.slice(0, RESULT_PREVIEW_CHARS - 1)}…`;
+}
+
+// A result's first and last non-blank lines in its summary, as app/ui/transcript.py
+// writes them for the closed bubble.
+function showPreview(summary, text) {
+  summary.querySelector(".result-preview")?.remove();
+  const lines = text.split("\n").map((line) => line.trim()).filter(Boolean);
+  if (!lines.length) return;
+  const shown = el("span", "result-preview");
+  shown.append(el("code", "result-head", clip(lines[0])));
+  if (lines.length > 1) {
+    shown.append(el("span", "result-gap", " … "), el("code", "result-tail", clip(lines[lines.length - 1])));
+  }
+  summary.append(shown);
+}
+
 // A block's final state, from `block.completed`.
 function completeBlock(node, kind, block) {
   if (kind === "text") {
@@ -338,7 +357,8 @@ function completeBlock(node, kind, block) {
     const link = node.querySelector(".tool-link");
     link.textContent = `${name || "tool"}${block.tool_use_id ? ` · ${block.tool_use_id}` : ""}`;
     setText(node.querySelector("pre.output"), text);
-    node.open = text.split("\n").length - 1 < OPEN_RESULT_LINES;
+    showPreview(node.querySelector("summary"), text);
+    node.open = Boolean(block.is_error); // as the closed bubble: a failure open, others collapsed
   } else {
     setText(node.querySelector("pre code"), JSON.stringify(block, null, 2));
   }
@@ -428,7 +448,7 @@ function onTurnCompleted(data) {
   refresh().then(() => {
     const current = openTurn();
     if (current && current.dataset.turnId === data.turn_id) current.remove();
-    if (!transcript.querySelector("article.bubble")) emptyNotice.hidden = false;
+    if (!transcript.querySelector(ARRIVALS)) emptyNotice.hidden = false;
   });
 }
 
@@ -511,7 +531,7 @@ async function loadOlder(event) {
     // Every message of this page is older than all shown: they go, in order, right
     // under the link.
     const shownFirst = link.nextSibling;
-    for (const bubble of template.content.querySelectorAll("article.bubble")) {
+    for (const bubble of template.content.querySelectorAll(ARRIVALS)) {
       if (!document.getElementById(bubble.id)) transcript.insertBefore(bubble, shownFirst);
     }
     page.scrollTop = page.scrollHeight - fromBottom;
