@@ -32,6 +32,8 @@ class AgentSession:
     transcript_cache_creation_tokens: int = 0
     transcript_cost_usd: float = 0.0
     messages: list = field(default_factory=list)
+    # with_openers: its first init note and first assistant row with text (its title)
+    openers: list = field(default_factory=list)
     pending_inputs: list = field(default_factory=list)  # not yet applied (get_session only)
     # get_session only (issue 30): permissions awaiting an answer, what the runner
     # offers now (control.controls_of), and who asked for the stop that ended it.
