@@ -426,3 +426,10 @@ command_schema = CommandSchema()
 command_ack_schema = CommandAckSchema()
 runner_attach_schema = RunnerAttachSchema()
 control_request_schema = ControlRequestSchema()
+
+
+class MarkdownRenderSchema(BaseSchema):
+    """POST /ui/markdown: a text of the live bubble, rendered as its row will be."""
+
+    text = RawText(required=True)
+    kind = fields.String(load_default="text", validate=validate.OneOf(("text", "thinking")))

@@ -40,6 +40,8 @@ class AgentSession:
     runner_seen_at: str | None = None  # the runner's last heartbeat (migration 0024)
     stale: bool = False  # running, but silent too long (sessions.mark_stale)
     messages: list = field(default_factory=list)
+    # with_openers: its first init note and first assistant row with text (its title)
+    openers: list = field(default_factory=list)
     pending_inputs: list = field(default_factory=list)  # not yet applied (get_session only)
     # get_session only (issue 30): permissions awaiting an answer, what the runner
     # offers now (control.controls_of), and who asked for the stop that ended it.

@@ -138,14 +138,17 @@ def get_session(session_id, uow, *, caller=OPEN, max_messages=None, max_bytes=0)
     return session
 
 
-def get_session_tail(session_id, uow, *, caller=OPEN, max_messages, max_bytes=0):
+def get_session_tail(session_id, uow, *, caller=OPEN, max_messages, max_bytes=0,
+                     with_openers=False):
     """The session with its newest `max_messages` messages (in write order; with
     `max_bytes`, no more than fit in that many bytes as stored, the newest always) and
     its open turn: what the viewer shows first. `messages_truncated` is set when older
     ones exist, and `messages_prev_cursor` (the first one's id) pages back with
-    list_messages_before."""
+    list_messages_before. `with_openers`: its `openers` too (list_sessions)."""
     with uow:
         session = readable_session(uow, session_id, caller)
+        if with_openers:
+            session.openers = uow.messages.openers([session_id]).get(session_id, [])
         newest, cut = uow.messages.sized_before(session_id, MAX_MESSAGE_ID, max_messages + 1,
                                                 max_bytes)
         session.messages = newest[-max_messages:] if max_messages else []
@@ -171,11 +174,14 @@ def list_messages_before(session_id, uow, *, before, limit, caller=OPEN, max_byt
     return Page(items, str(items[0].id) if older and items else None)
 
 
-def get_session_summary(session_id, uow, *, caller=OPEN, with_open_turn=False):
+def get_session_summary(session_id, uow, *, caller=OPEN, with_open_turn=False,
+                        with_openers=False):
     """The session's row (status and counters) without its transcript; with its
-    `open_turn` too when asked."""
+    `open_turn` and its `openers` (list_sessions) too when asked."""
     with uow:
         session = readable_session(uow, session_id, caller)
+        if with_openers:
+            session.openers = uow.messages.openers([session_id]).get(session_id, [])
         if with_open_turn:
             snapshot = uow.turn_states.load(session_id)
             if has_open_turn(snapshot):

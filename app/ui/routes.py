@@ -24,6 +24,8 @@ from app.control import channel
 from app.core import errors as service_errors
 from app.core.liveness import shown_status
 from app.errors import service_status
+from app.request_args import load_body
+from app.schemas import MarkdownRenderSchema
 from app.security_headers import html_security_headers
 from app.services import control
 from app.services import evidence as evidence_service
@@ -34,10 +36,14 @@ from app.services.access import USER
 from app.ui import controls as control_view
 from app.ui import markdown
 from app.ui.evidence_panel import evidence_panel
+from app.ui.figures import TOKEN_SOURCES
 from app.ui.figures import header_figures
+from app.ui.figures import heading
+from app.ui.figures import token_figure
 from app.ui.titles import session_title
 from app.ui.transcript import bubbles
 from app.ui.transcript import open_turn_bubble
+from app.ui.transcript import thinking_view
 
 bp = Blueprint("ui", __name__, template_folder="templates", static_folder="static",
                static_url_path="/ui/static")
@@ -71,8 +77,8 @@ def sessions():
                                  limit=SESSIONS_PER_PAGE, caller=current_caller(),
                                  with_openers=True)
     service.mark_stale(page.items, stale_seconds=current_app.config["RUNNER_STALE_SECONDS"])
-    rows = [(s, session_title(s.context, s.messages, prompt=s.first_prompt, command=s.command))
-            for s in page.items]
+    rows = [(s, session_title(s.context, s.messages, prompt=s.first_prompt, command=s.command),
+             _tokens(s)) for s in page.items]
     return render_template("ui/sessions.html", rows=rows, next_cursor=page.next_cursor)
 
 
@@ -98,12 +104,14 @@ def session(session_id):
     (static/control.js): the composer, pending permissions, Interrupt and Stop."""
     found = service.get_session_tail(session_id, db.reading(), caller=current_caller(),
                                      max_messages=current_app.config["VIEWER_PAGE_MESSAGES"],
-                                     max_bytes=current_app.config["VIEWER_PAGE_BYTES"])
+                                     max_bytes=current_app.config["VIEWER_PAGE_BYTES"],
+                                     with_openers=True)
     # (after the read, which checked the caller: a resolution written now is after the
     # events cursor, so /events still tells the page)
     _expire_permissions(session_id)
     last_id = found.messages[-1].id if found.messages else 0
-    title = session_title(found.context, found.messages, prompt=found.first_prompt,
+    # Titled by its opening rows, as in the list (the page may hold its newest rows only).
+    title = session_title(found.context, found.openers, prompt=found.first_prompt,
                           command=found.command)
     service.mark_stale([found], stale_seconds=current_app.config["RUNNER_STALE_SECONDS"])
     # the tool-only turns from the first message shown on (from the start when it is
@@ -129,6 +137,7 @@ def session(session_id):
                    if found.messages_truncated else None),
         open_turn_url=url_for("ui.session_open_turn", session_id=session_id),
         counters_url=url_for("ui.session_counters", session_id=session_id),
+        render_max_chars=markdown.RENDER_MAX_CHARS,
         **_control_panel(found, title.text or found.session_id))
 
 
@@ -250,10 +259,16 @@ def session_failure(session_id):
 @bp.get("/sessions/<session_id>/counters")
 @requires(USER, cookie=True, on_missing=login_redirect)
 def session_counters(session_id):
-    """The header's figures, read again by the page when a turn closes or usage arrives."""
-    found = service.get_session_summary(session_id, db.reading(), caller=current_caller())
+    """The header's figures and heading, read again by the page while it follows the
+    session: when a turn closes or usage arrives, and at most every few seconds while
+    events come (the title, model and cwd arrive with rows, "Updated" with any write)."""
+    found = service.get_session_summary(session_id, db.reading(), caller=current_caller(),
+                                        with_openers=True)
     service.mark_stale([found], stale_seconds=current_app.config["RUNNER_STALE_SECONDS"])
-    response = jsonify({"status": shown_status(found), **header_figures(found)})
+    title = session_title(found.context, found.openers, prompt=found.first_prompt,
+                          command=found.command)
+    response = jsonify({"status": shown_status(found), **header_figures(found),
+                        **heading(found, title)})
     response.headers["Cache-Control"] = "no-store"
     return response
 
@@ -309,6 +324,31 @@ def _tools(session_id, messages, after, before):
     return evidence_service.tools_of_messages(session_id, db.reading(), messages, after=after,
                                               before=before, caller=current_caller(),
                                               max_bytes=current_app.config["VIEWER_PAGE_BYTES"])
+
+
+@bp.post("/ui/markdown")
+@requires(USER, cookie=True, csrf=True)
+def render_markdown():
+    """`{"text", "kind"}` rendered as the bubbles render it: `{"html"}` (kind "text") or
+    `{"title", "html"}` (kind "thinking", app.ui.transcript.thinking_view). The page
+    asks for it while a block of the open turn streams, so the live bubble and the row
+    that replaces it share one renderer."""
+    body = load_body(MarkdownRenderSchema())
+    text = body["text"]
+    if body["kind"] == "thinking":
+        title, html = thinking_view(text)
+        answer = {"title": title, "html": str(html)}
+    else:
+        answer = {"html": str(markdown.render(text))}
+    response = jsonify(answer)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _tokens(session):
+    """(the one token figure, what it counts) of a row of the list."""
+    tokens, source = token_figure(session)
+    return tokens, TOKEN_SOURCES[source]
 
 
 @bp.app_template_filter("snippet")

@@ -31,6 +31,8 @@ RESULT_PREVIEW_CHARS = 80  # of a collapsed result's first and last lines, each
 # Sub-agents shown one inside another at most this deep; deeper ones are shown beside
 # their parent at this depth (a page of any depth renders).
 MAX_SUBAGENT_DEPTH = 8
+# A line that is one bold phrase: a reasoning summary's heading (thinking_view).
+BOLD_HEADING = re.compile(r"\*\*([^*\n]+)\*\*")
 
 
 @dataclass(frozen=True)
@@ -151,16 +153,17 @@ class OpenTurnBubble:
 
     turn_id: str
     timestamp: str
-    parts: list  # as a Bubble's, text as plain text (static/viewer.js appends to it)
+    parts: list  # as a Bubble's
 
 
 def open_turn_bubble(open_turn):
     """The provisional bubble of a session's `open_turn` ({turn_id, started_at,
     visible_text, content_blocks}), or None when there is none or it shows nothing.
 
-    Its text stays plain (not Markdown) because the page keeps appending streamed
-    text to it; the row that replaces it is rendered as Markdown. A block that
-    carries a `block_id` keeps it, so live events find it.
+    Its text is rendered as Markdown, as the row that replaces it will be: the open
+    turn holds whole blocks only (text still streaming is the page's, which has the
+    server render it too: POST /ui/markdown). A block that carries a `block_id` keeps
+    it, so live events find it.
     """
     if not isinstance(open_turn, dict) or not open_turn.get("turn_id"):
         return None
@@ -170,11 +173,7 @@ def open_turn_bubble(open_turn):
                   if block.get("type") in TOOL_USES}
     parts = []
     for block in blocks:
-        if block.get("type") == "text":
-            text = block.get("text")
-            part = {"kind": "streaming_text", "text": text} if _visible(text) else None
-        else:
-            part = _part(block, tool_names, "open")
+        part = _part(block, tool_names, "open")
         if part:
             parts.append({**part, "block_id": str(block.get("block_id") or "")})
     if not parts:
@@ -274,7 +273,11 @@ def _block_part(block, tool_names, message_id):
         return {"kind": "text", "html": markdown.render(text)} if _visible(text) else None
     if kind in THINKING_LABELS:
         text = _thinking_text(block)
-        return {"kind": "thinking", "label": THINKING_LABELS[kind], "text": text} if text else None
+        if not text:
+            return None
+        title, html = thinking_view(text)
+        return {"kind": "thinking", "label": THINKING_LABELS[kind], "text": text,
+                "title": title, "html": html}
     if kind == "redacted_thinking":
         return {"kind": "redacted_thinking"}
     if kind in TOOL_USES:
@@ -289,6 +292,19 @@ def _block_part(block, tool_names, message_id):
         return _result_view(tool_result_text(block.get("content")), tool_id,
                             tool_names.get(tool_id), block.get("is_error"), message_id)
     return {"kind": "other", "type": str(kind or "block"), "json": _json(block)}
+
+
+def thinking_view(text):
+    """(title, body as safe HTML) of a thinking or reasoning text. A Codex reasoning
+    summary opens with its heading in bold on a line of its own (`**Title**`): that is
+    the block's title, and the rest its body; any other text has no title. The body is
+    rendered as Markdown, as text is."""
+    text = text.strip()
+    first, _, rest = text.partition("\n")
+    heading = BOLD_HEADING.fullmatch(first.strip())
+    if heading is None or not heading.group(1).strip():
+        return "", markdown.render(text)
+    return heading.group(1).strip(), markdown.render(rest) if rest.strip() else ""
 
 
 def _input_uuid(message):

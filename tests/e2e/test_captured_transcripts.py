@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from app.client.usage import Reports
+from app.ui.figures import TOKEN_SOURCES
 from tests.agents import scenarios
 from tests.api import complete
 from tests.api import create_session
@@ -140,7 +142,16 @@ def test_every_figure_of_a_captures_usage_agrees_with_the_clis_own(client, path)
     usage = session["transcript_usage"]
     assert (_all_input(usage), usage["cache_read_input_tokens"], usage["output_tokens"]) == cli
     page = client.get(f"/sessions/{sid}/counters").get_json()
-    assert page["transcript_tokens"] == usage["input_tokens"] + usage["output_tokens"]
-    assert page["transcript_cache_tokens"] == usage["cache_read_input_tokens"] \
-        + usage["cache_creation_input_tokens"]
-    assert page["transcript_tokens"] + page["transcript_cache_tokens"] == cli[0] + cli[2]
+    # no usage report was posted: the page's one figure is the turns' all input and output
+    assert page["tokens"] == _all_input(usage) + usage["output_tokens"] == cli[0] + cli[2]
+    # and the figure stays once the reports the runner makes of these lines come
+    reports = Reports(cli_of(path))
+    made = [report for report in (reports.report({"seq": seq, "stream": "stdout", "data": line})
+                                  for seq, line in enumerate(lines_of(path))) if report]
+    if made:
+        assert client.post(f"/api/remote/sessions/{sid}/usage-reports",
+                           json={"reports": made}).status_code == 200
+        page = client.get(f"/sessions/{sid}/counters").get_json()
+        assert page["tokens"] == cli[0] + cli[2]
+        counted = any(report["input_tokens"] + report["output_tokens"] for report in made)
+        assert page["tokens_title"] == TOKEN_SOURCES["reported" if counted else "transcript"]

@@ -320,8 +320,7 @@ def test_half_a_turn_shows_within_2_s_and_its_row_replaces_it(open_page, app_ser
     order = page.eval_on_selector_all(
         "#open-turn > .markdown, #open-turn > .tool-call",
         "nodes => nodes.map(n => n.className + ':' + n.textContent.trim().slice(0, 12))")
-    assert [o.split(":")[0] for o in order] == ["markdown streaming", "tool-call",
-                                                "markdown streaming"], order
+    assert [o.split(":")[0] for o in order] == ["markdown", "tool-call", "markdown"], order
     assert page.locator("#open-turn .tool-call .tool-result pre.output").text_content() == "a.txt"
     assert provisional_texts(page)[0] == f"Looking {SCRIPT}"  # as text, never markup
     assert page.evaluate("window.pwned") is None

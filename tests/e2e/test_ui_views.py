@@ -1,4 +1,5 @@
 """The HTML viewer through the test client: /sessions, /sessions/<id>, and its bubbles."""
+import html as html_text
 import json
 import re
 import time
@@ -9,6 +10,7 @@ from flask import render_template
 from app.core.inputs import input_uuid
 from app.core.records import Message
 from app.security_headers import CONTENT_SECURITY_POLICY
+from app.ui.figures import TOKEN_SOURCES
 from app.ui.transcript import bubbles
 from tests import claude_lines as cl
 from tests.api import complete
@@ -50,7 +52,8 @@ def test_the_session_list_shows_type_status_counts_and_a_link(client):
     cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>",
                                                                    rows[1], re.S)]
     assert cells[0].split() == ["hi", chat]  # the title, then the id
-    assert cells[1:5] == ["chat", "completed", "1", "0"]
+    # no usage report came: the tokens are the turn's own (cl.result(): 3 in, 7 out)
+    assert cells[1:5] == ["chat", "completed", "1", "10"]
     assert cells[5].endswith(" UTC")
     assert "workflow" in rows[0] and "running" in rows[0]
     assert_no_inline_script(html)
@@ -76,10 +79,10 @@ def test_sessions_are_titled_by_prompt_or_first_text_with_model_and_cwd(client):
 
     html = page(client, f"/sessions/{sid}")
     assert f"<title>{escaped} · turnlog</title>" in html
-    assert f'<h1 class="session-title">{escaped}</h1>' in html
+    assert f'<h1 id="session-title" class="session-title">{escaped}</h1>' in html
     assert f'<code class="session-id">{sid}</code>' in html and 'class="model"' in html
-    assert f'<h1 class="session-title untitled">{untitled}</h1>' in page(client,
-                                                                       f"/sessions/{untitled}")
+    assert f'<h1 id="session-title" class="session-title untitled">{untitled}</h1>' in page(
+        client, f"/sessions/{untitled}")
 
 
 def test_the_session_list_pages_by_cursor(client, monkeypatch):
@@ -114,8 +117,8 @@ def test_every_ingested_block_kind_is_rendered(client):
     assert 'class="bubble role-assistant"' in turn
     assert "<p>I will run <strong>ls</strong> in <code>/repo</code>.</p>" in turn
     assert re.search(r'<details class="block thinking">\s*<summary><span class="label">'
-                     r"Thinking</span></summary>\s*<div class=\"plain\">Weighing \*\*options\*\*",
-                     turn)
+                     r'Thinking</span></summary>\s*<div class="thinking-text markdown">'
+                     r"<p>Weighing <strong>options</strong></p>", turn)
     assert "redacted by the provider" in turn and "b3BhcXVl" not in turn
     assert re.search(r'<details class="block tool-use" id="tool-\d+-toolu_7">', turn)
     assert '<span class="tool-name">Bash</span> <code class="preview">ls -la</code>' in turn
@@ -273,15 +276,105 @@ def test_the_header_counters_come_as_json(client):
     response = client.get(f"/sessions/{sid}/counters")
     assert response.status_code == 200 and response.headers["Cache-Control"] == "no-store"
     # cl.result() reports 3 in and 7 out for each turn; no usage report came
-    assert response.get_json() == {"status": "running", "message_count": 1,
-                                   "conversation_turn_count": 2, "total_tokens": 0,
-                                   "transcript_tokens": 20, "transcript_cache_tokens": 0,
-                                   "transcript_cost": "n/a"}  # no cost reported
+    figures = response.get_json()
+    updated_at = figures.pop("updated_at")
+    # no usage report came: the tokens are what the turns reported (3 in, 7 out each)
+    assert figures == {"status": "running", "message_count": 1,
+                       "conversation_turn_count": 2, "tokens": 20,
+                       "tokens_title": TOKEN_SOURCES["transcript"],
+                       "cost": "n/a",  # no cost reported
+                       "title": "one", "untitled": False, "meta": [["session-id", sid]]}
     html = page(client, f"/sessions/{sid}")
     assert '<dd id="count-messages">1</dd>' in html and '<dd id="count-turns">2</dd>' in html
-    assert "<dt>Transcript tokens</dt><dd id=\"count-transcript-tokens\">20</dd>" in html
-    assert "<dt>Reported tokens</dt><dd id=\"count-tokens\">0</dd>" in html
+    assert "<dt>Tokens</dt><dd id=\"count-tokens\">20</dd>" in html
+    assert "<dt>Cost</dt><dd id=\"count-cost\">n/a</dd>" in html
+    assert f'<time id="updated-at" datetime="{updated_at}">' in html
+    assert "Transcript tokens" not in html and "Reported tokens" not in html
     assert client.get("/sessions/nope/counters").status_code == 404
+
+
+
+def test_the_list_and_the_page_show_one_token_figure_the_usage_reports_when_any(client):
+    sid = create_session(client, "chat")
+    post_lines(client, sid, [cl.assistant(cl.text("one")), cl.result()])
+
+    def shown():
+        [row] = [r for r in re.findall(r"<tr>(.*?)</tr>", page(client, "/sessions"), re.S)
+                 if sid in r]
+        listed = re.search(r'data-label="tokens" title="([^"]*)">(\d+)<', row).groups()
+        html = page(client, f"/sessions/{sid}")
+        on_page = (re.search(r'<div id="tokens-fact" title="([^"]*)">', html).group(1),
+                   re.search(r'<dd id="count-tokens">(\d+)</dd>', html).group(1))
+        counters = client.get(f"/sessions/{sid}/counters").get_json()
+        assert listed == on_page
+        assert (html_text.unescape(listed[0]), int(listed[1])) == (counters["tokens_title"],
+                                                                   counters["tokens"])
+        return int(listed[1]), html_text.unescape(listed[0])
+
+    assert shown() == (10, TOKEN_SOURCES["transcript"])  # the turn's own 3 in, 7 out
+    reported = client.post(f"/api/remote/sessions/{sid}/usage", json={
+        "report_id": "r1", "input_tokens": 100, "output_tokens": 23, "requests": 1})
+    assert reported.status_code == 200, reported.get_json()
+    assert shown() == (123, TOKEN_SOURCES["reported"])
+
+
+def test_a_long_session_is_titled_by_its_opening_rows_not_its_newest_page(client, app):
+    app.config["VIEWER_PAGE_MESSAGES"] = 2
+    sid = create_session(client, "agent")
+    lines = [cl.system_init(), cl.assistant(cl.text("The very first words.")), cl.result()]
+    for n in range(4):
+        lines += [cl.assistant(cl.text(f"Later {n}.")), cl.result()]
+    post_lines(client, sid, lines)
+    html = page(client, f"/sessions/{sid}")
+    assert "The very first words." not in re.findall(r"<article.*?</article>", html, re.S)[0]
+    assert '<h1 id="session-title" class="session-title">The very first words.</h1>' in html
+    assert '<code class="model">claude-sonnet-4-5</code>' in html
+    counters = client.get(f"/sessions/{sid}/counters").get_json()
+    assert counters["title"] == "The very first words."
+    assert counters["meta"] == [["session-id", sid], ["model", "claude-sonnet-4-5"],
+                                ["cwd", "/repo"]]
+
+
+def test_the_live_bubbles_text_is_rendered_by_the_bubbles_renderer(client):
+    response = client.post("/ui/markdown", json={"text": f"Use **ls** `-la` {SCRIPT}"})
+    assert response.status_code == 200 and response.headers["Cache-Control"] == "no-store"
+    html = response.get_json()["html"]
+    assert html.startswith("<p>Use <strong>ls</strong> <code>-la</code> &lt;script&gt;")
+    assert SCRIPT not in html
+    thinking = client.post("/ui/markdown", json={"text": "**Reading the tests**\nIn *tests/*.",
+                                                 "kind": "thinking"}).get_json()
+    assert thinking == {"title": "Reading the tests", "html": "<p>In <em>tests/</em>.</p>"}
+    for body in ({}, {"text": 3}, {"text": "x", "kind": "html"}, {"text": "x", "more": 1}):
+        refused = client.post("/ui/markdown", json=body)
+        assert refused.status_code == 422, body
+    assert client.post("/ui/markdown", data="x").status_code == 422  # no JSON content type
+    assert client.get("/ui/markdown").status_code == 405
+
+
+@pytest.mark.parametrize("app_config", [{"AUTH_DISABLED": False}])
+def test_only_a_signed_in_viewer_with_its_csrf_token_has_text_rendered(client, app):
+    from app.db import writing
+    from app.services import tokens
+    from tests.api import bearer
+    with app.app_context():
+        alice = tokens.issue("user", "alice", writing())[1]
+        runner = tokens.issue("runner", "m1", writing())[1]
+    body = {"text": "**hi**"}
+    assert client.post("/ui/markdown", json=body).status_code == 401
+    assert client.post("/ui/markdown", json=body, headers=bearer(runner)).status_code == 403
+    assert client.post("/ui/markdown", json=body, headers=bearer(alice)).status_code == 200
+    login = client.get("/login").get_data(as_text=True)
+    form_token = re.search(r'name="csrf_token" value="([^"]+)"', login).group(1)
+    assert client.post("/login", data={"token": alice, "next": "/sessions",
+                                       "csrf_token": form_token}).status_code == 302
+    refused = client.post("/ui/markdown", json=body)
+    assert refused.status_code == 400 and refused.get_json()["error"]["code"] == "csrf_failed"
+    sid = client.post("/api/remote/sessions", json={"session_type": "agent", "user_id": "alice",
+                                                    "machine": "m1"},
+                      headers=bearer(runner)).get_json()["session"]["session_id"]
+    token = re.search(r'data-csrf-token="([^"]+)"', page(client, f"/sessions/{sid}")).group(1)
+    rendered = client.post("/ui/markdown", json=body, headers={"X-CSRF-Token": token})
+    assert rendered.status_code == 200 and rendered.get_json()["html"] == "<p><strong>hi</strong></p>"
 
 
 OPEN_TURN = {"turn_id": "turn:open", "started_at": "2026-12-02T16:49:41.000000Z",
@@ -317,8 +410,8 @@ def test_the_first_render_shows_the_open_turn_last_and_provisional(client, with_
     open_turn = articles[1]
     assert open_turn.startswith('<article class="bubble role-assistant provisional" '
                                 'id="open-turn" data-turn-id="turn:open" data-snapshot="true"')
-    assert ('<div class="markdown streaming" data-block-id="b0">Half '
-            '&lt;script&gt;window.pwned = 1&lt;/script&gt;</div>') in open_turn
+    assert ('<div class="markdown" data-block-id="b0"><p>Half '
+            '&lt;script&gt;window.pwned = 1&lt;/script&gt;</p></div>') in open_turn
     assert re.search(r'<div class="tool-call" data-call-id="toolu_o">\s*<details class="block '
                      r'tool-use" id="tool-open-toolu_o" data-block-id="b1">.*?<details class='
                      r'"block tool-result" data-block-id="b2">', open_turn, re.S)  # collapsed
@@ -343,7 +436,7 @@ def test_half_a_real_turn_is_in_the_first_render_until_its_result(client):
     html = page(client, f"/sessions/{sid}")
     [open_turn] = re.findall(r'<article class="bubble role-assistant provisional".*?</article>',
                              html, re.S)
-    assert '<div class="markdown streaming">Half said.</div>' in open_turn
+    assert '<div class="markdown"><p>Half said.</p></div>' in open_turn
     assert re.search(r'data-call-id="t1">.*?<pre class="output">out</pre>', open_turn, re.S)
     assert bubble_ids(html) == [] and 'id="transcript-empty" class="empty" hidden' in html
     assert "Half said." in client.get(f"/sessions/{sid}/open-turn").get_data(as_text=True)

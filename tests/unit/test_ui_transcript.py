@@ -3,6 +3,7 @@ from app.core.records import Message
 from app.ui.transcript import anchor
 from app.ui.transcript import bubbles
 from app.ui.transcript import open_turn_bubble
+from app.ui.transcript import thinking_view
 
 
 def message(id_, content="", blocks=(), role="assistant"):
@@ -114,9 +115,10 @@ def test_the_open_turn_is_a_provisional_bubble_in_arrival_order():
         {"type": "tool_result", "tool_use_id": "t1", "content": "a", "block_id": "b2"},
         {"type": "text", "text": " "}]})
     assert (bubble.turn_id, bubble.timestamp) == ("turn:x", "2026-12-02T16:49:41Z")
-    assert kinds(bubble) == ["streaming_text", "tool_use"]
+    assert kinds(bubble) == ["text", "tool_use"]
     text, use = bubble.parts
-    assert (text["text"], text["block_id"]) == ("Looking <b>.", "b0")  # plain, escaped later
+    # rendered as the row will be (the open turn holds whole blocks only)
+    assert (str(text["html"]), text["block_id"]) == ("<p>Looking &lt;b&gt;.</p>", "b0")
     assert use["block_id"] == "b1" and use["results"][0]["block_id"] == "b2"
     assert use["anchor"] == "tool-open-t1"
 
@@ -235,3 +237,34 @@ def test_a_tool_only_turn_is_a_block_in_its_place_between_the_bubbles():
     assert (use["name"], use["preview"], use["anchor"]) == ("Read", "ls", "tool-turn-turn_abc-toolu_r")
     assert use["results"][0]["text"] == "# demo\n"
     assert "not shown on this page" in shown[3].parts[0]["results"][0]["note"]
+
+
+def test_a_reasoning_summarys_bold_first_line_is_its_title_and_the_rest_markdown():
+    title, html = thinking_view("**Running the Rust tests**\n\nThen `cargo test` **again**.")
+    assert title == "Running the Rust tests"
+    assert str(html) == "<p>Then <code>cargo test</code> <strong>again</strong>.</p>"
+    assert thinking_view("  **Only a title**  ") == ("Only a title", "")
+
+
+def test_a_thinking_text_without_a_bold_first_line_is_markdown_with_no_title():
+    assert thinking_view("Weighing **options**") == ("", "<p>Weighing <strong>options</strong></p>")
+    assert thinking_view("**Bold** then more")[0] == ""  # not a line of its own
+    assert thinking_view("** **\nbody")[0] == ""
+    title, html = thinking_view("**<b>x</b>**\n<script>1</script>")
+    assert title == "<b>x</b>"  # text: the template escapes it
+    assert "<script>" not in str(html) and "&lt;script&gt;" in str(html)
+
+
+def test_a_long_unclosed_bold_first_line_is_read_in_linear_time():
+    import time
+    started = time.perf_counter()
+    assert thinking_view("**" + "a " * 200_000)[0] == ""
+    assert time.perf_counter() - started < 1
+
+
+def test_reasoning_parts_carry_their_title_and_rendered_body():
+    [bubble] = bubbles([message(1, "", [
+        {"type": "reasoning", "text": "**Inspecting the repo**\nLooking at *src*."}])])
+    [part] = bubble.parts
+    assert (part["label"], part["title"]) == ("Reasoning", "Inspecting the repo")
+    assert str(part["html"]) == "<p>Looking at <em>src</em>.</p>"

@@ -13,7 +13,8 @@ const NOTIFY_ASKED_KEY = "turnlog.notifications-asked";
 const panel = document.getElementById("control");
 const cardsBox = document.getElementById("permissions");
 const favicon = document.getElementById("favicon");
-const baseTitle = document.title.replace(ALERT_TITLE, "");
+let baseTitle = document.title.replace(ALERT_TITLE, "");
+const TITLE_END = " · turnlog"; // templates/ui/session.html
 
 const state = {
   reading: null, // the cards read in flight, if any
@@ -142,6 +143,13 @@ function onCardKey(event) {
 }
 
 // --- Telling a reader in another tab: title, icon, notification ---
+
+// The session's title changed (viewer.js reads it again while the session runs).
+export function retitle(title) {
+  if (baseTitle === `${title}${TITLE_END}`) return;
+  baseTitle = `${title}${TITLE_END}`;
+  showAlert();
+}
 
 function showAlert() {
   const count = pendingCards().length;

@@ -1,16 +1,22 @@
 // Follows a session live (GET .../events): the open turn grows in a provisional
-// bubble, closed turns arrive as server-rendered bubbles, the header's counters follow.
+// bubble, closed turns arrive as server-rendered bubbles, the header (title, model,
+// cwd, counters, cost, Updated) follows.
 //
 // Each block of the open turn is drawn as its events arrive: text streams in, each
-// tool call shows with its result under it, in arrival order. When the turn closes,
-// the page fetches the server-rendered bubbles after the last message it has read
-// (Markdown is rendered by the server only) and drops the provisional bubble; so it
-// does on `reset`, `end` and every (re)connect. Bubbles carry their message id, so
-// none is added twice. Everything this script writes itself is text nodes: agent
-// text never goes through innerHTML. The session's controls (composer, permission
-// cards, Interrupt, Stop) are control.js's; it gets the events it follows from here.
+// tool call shows with its result under it, in arrival order. Markdown is rendered by
+// the server only: a text or thinking block of the open turn is shown as it is until
+// the server has rendered what it holds (POST /ui/markdown, one request at a time, at
+// most every RENDER_MS), then as that HTML. When the turn closes, the page fetches the
+// server-rendered bubbles after the last message it has read and drops the
+// provisional bubble; so it does on `reset`, `end` and every (re)connect. Bubbles
+// carry their message id, so none is added twice. Agent text this script writes
+// itself goes in text nodes; HTML comes from the server only, escaped there. The
+// session's controls (composer, permission cards, Interrupt, Stop) are control.js's;
+// it gets the events it follows from here.
 
 import * as control from "./control.js";
+import { retitle } from "./cards.js";
+import { post } from "./request.js";
 
 const RETRY_MS = 3000; // wait before reopening a stream the browser gave up on
 const STALE_CHECK_MS = 30000; // a runner may go silent without a word on /events
@@ -21,6 +27,8 @@ const RESULT_PREVIEW_CHARS = 80; // of a collapsed result's first and last lines
 // What arrives from the server: message bubbles and the compact blocks of tool-only turns.
 const ARRIVALS = "article.bubble, article.tool-turn";
 const THINKING_LABELS = { thinking: "Thinking", reasoning: "Reasoning" };
+const RENDER_MS = 100; // a streaming block is rendered again at most this often
+const HEADER_MS = 2000; // the header is read again at most this often while events come
 
 const transcript = document.getElementById("transcript");
 const indicator = document.getElementById("connection");
@@ -29,11 +37,10 @@ const statusBadge = document.getElementById("session-status");
 const counters = {
   message_count: document.getElementById("count-messages"),
   conversation_turn_count: document.getElementById("count-turns"),
-  total_tokens: document.getElementById("count-tokens"),
-  transcript_tokens: document.getElementById("count-transcript-tokens"),
-  transcript_cache_tokens: document.getElementById("count-transcript-cache"),
-  transcript_cost: document.getElementById("count-transcript-cost"),
+  tokens: document.getElementById("count-tokens"),
+  cost: document.getElementById("count-cost"),
 };
+const renderMaxChars = Number(transcript.dataset.renderMaxChars) || Infinity;
 
 const state = {
   lastMessageId: transcript.dataset.lastMessageId || "0", // a string: ids are 64-bit
@@ -46,6 +53,9 @@ const state = {
   resyncing: null, // the open-turn fetch in flight, if any
   resyncTimer: null, // a resync asked for and not yet started
   resyncAgain: false, // a resync was asked for while one was in flight
+  header: null, // the header read in flight, if any
+  headerAgain: false, // another read was asked for meanwhile
+  headerTimer: null, // a read asked for by an event, not yet started
 };
 
 function show(connection) {
@@ -124,25 +134,6 @@ function refresh() {
   return state.fetching;
 }
 
-async function refreshCounters() {
-  try {
-    const response = await fetch(transcript.dataset.countersUrl, { cache: "no-store" });
-    if (!response.ok) throw new Error(`counters: HTTP ${response.status}`);
-    const figures = await response.json();
-    for (const [name, node] of Object.entries(counters)) {
-      if (node && figures[name] !== undefined) node.textContent = String(figures[name]);
-    }
-    if (figures.status) showStatus(figures.status);
-    const stale = figures.status === "stale";
-    if (stale !== state.stale && !state.ended && indicator.dataset.state !== "reconnecting") {
-      state.stale = stale;
-      show(stale ? "stale" : "live");
-    }
-  } catch (err) {
-    console.warn(err);
-  }
-}
-
 // A session that failed while the page was open: its exit code and stderr, server-rendered.
 async function showFailure() {
   const slot = document.getElementById("failure-slot");
@@ -156,6 +147,84 @@ async function showFailure() {
   } catch (err) {
     console.warn(err);
   }
+}
+
+function when(iso) {
+  return iso ? `${iso.slice(0, 19).replace("T", " ")} UTC` : "";
+}
+
+// The title and the line under it (id, model, cwd), as templates/ui/_title.html draws them.
+function showHeading(figures) {
+  if (typeof figures.title !== "string") return;
+  const title = document.getElementById("session-title");
+  title.textContent = figures.title;
+  title.classList.toggle("untitled", Boolean(figures.untitled));
+  retitle(figures.title);
+  const meta = [];
+  for (const [cls, value] of figures.meta || []) {
+    if (meta.length) meta.push(" · ");
+    meta.push(el("code", cls, value));
+  }
+  const slot = document.getElementById("session-meta");
+  if (!meta.length) {
+    slot.replaceChildren();
+    return;
+  }
+  const line = slot.querySelector(".session-meta") || el("span", "session-meta");
+  line.replaceChildren(...meta);
+  if (!line.isConnected) slot.append(line);
+}
+
+function showFigures(figures) {
+  for (const [name, node] of Object.entries(counters)) {
+    if (node && figures[name] !== undefined) node.textContent = String(figures[name]);
+  }
+  if (figures.tokens_title) document.getElementById("tokens-fact").title = figures.tokens_title;
+  const updated = document.getElementById("updated-at");
+  if (figures.updated_at && updated.dateTime !== figures.updated_at) {
+    updated.dateTime = figures.updated_at;
+    updated.textContent = when(figures.updated_at);
+  }
+  if (figures.status) showStatus(figures.status);
+  const stale = figures.status === "stale";
+  if (stale !== state.stale && !state.ended && indicator.dataset.state !== "reconnecting") {
+    state.stale = stale;
+    show(stale ? "stale" : "live");
+  }
+  showHeading(figures);
+}
+
+// One read of the header at a time; asks made meanwhile collapse into one more.
+function refreshCounters() {
+  if (state.header) {
+    state.headerAgain = true;
+    return state.header;
+  }
+  state.header = (async () => {
+    do {
+      state.headerAgain = false;
+      try {
+        const response = await fetch(transcript.dataset.countersUrl, { cache: "no-store" });
+        if (!response.ok) throw new Error(`counters: HTTP ${response.status}`);
+        showFigures(await response.json());
+      } catch (err) {
+        console.warn(err);
+      }
+    } while (state.headerAgain);
+  })().finally(() => {
+    state.header = null;
+  });
+  return state.header;
+}
+
+// Any event may come with a write the header shows (a title's row, "Updated"): read
+// it again once the events have been coming for HEADER_MS, not once per event.
+function counterSoon() {
+  if (state.headerTimer) return;
+  state.headerTimer = setTimeout(() => {
+    state.headerTimer = null;
+    refreshCounters();
+  }, HEADER_MS);
 }
 
 // The evidence panel is server-rendered; a closed turn may have added commands to it.
@@ -259,12 +328,12 @@ function blockNode(bubble, blockId) {
 function startBlock(bubble, data) {
   let node;
   if (data.kind === "text") {
-    node = el("div", "markdown streaming");
+    node = el("div", "markdown streaming raw");
   } else if (data.kind in THINKING_LABELS) {
     node = el("details", "block thinking");
     const summary = el("summary");
     summary.append(label(THINKING_LABELS[data.kind]));
-    node.append(summary, el("div", "plain"));
+    node.append(summary, el("div", "thinking-text markdown raw"));
   } else if (data.kind === "tool_use") {
     node = el("details", "block tool-use");
     const summary = el("summary");
@@ -303,11 +372,17 @@ function startBlock(bubble, data) {
 
 // Where a block's streamed text goes.
 function textTarget(node) {
-  return node.querySelector(".plain, pre.output, pre code") || node;
+  return node.querySelector(".thinking-text, pre.output, pre code") || node;
 }
 
 function appendText(node, text) {
-  textTarget(node).append(document.createTextNode(text));
+  const target = textTarget(node);
+  if (target.classList.contains("markdown")) {
+    // The text so far; a node the server drew (a snapshot's) is known by its text only.
+    sourceSoon(target, (sources.get(target) ?? target.textContent) + text, text);
+  } else {
+    target.append(document.createTextNode(text));
+  }
 }
 
 function setText(target, text) {
@@ -332,12 +407,94 @@ function showPreview(summary, text) {
   summary.append(shown);
 }
 
+// --- Markdown of the open turn, rendered by the server as the rows are ---
+//
+// `sources` holds each text or thinking node's text so far; a node whose text changed
+// is `dirty` until the server has rendered it. One render is in flight at a time, the
+// next starts a frame after it ends and RENDER_MS after the one before: a long text
+// streaming fast costs a render per RENDER_MS, never one per delta. A text longer
+// than the server renders (RENDER_MAX_CHARS) is shown as the row will show it:
+// preformatted, as it is.
+
+const sources = new WeakMap();
+const dirty = new Set();
+const render = { pending: false, lastAt: -Infinity };
+
+// `node`'s text is `text` now (`added` to what it was, when it grew).
+function sourceSoon(node, text, added) {
+  sources.set(node, text);
+  if (node.classList.contains("raw")) { // nothing rendered yet: shown as it is
+    if (added !== undefined) node.append(document.createTextNode(added));
+    else setText(node, text);
+  }
+  dirty.add(node);
+  renderSoon();
+}
+
+function renderSoon() {
+  if (render.pending) return;
+  render.pending = true;
+  const wait = Math.max(0, render.lastAt + RENDER_MS - performance.now());
+  setTimeout(() => requestAnimationFrame(renderDirty), wait);
+}
+
+async function renderDirty() {
+  render.lastAt = performance.now();
+  const nodes = [...dirty];
+  dirty.clear();
+  for (const node of nodes) {
+    if (node.isConnected) await renderNode(node);
+  }
+  render.pending = false;
+  if (dirty.size) renderSoon();
+}
+
+async function renderNode(node) {
+  const text = sources.get(node) ?? "";
+  const thinking = node.classList.contains("thinking-text");
+  if (text.length > renderMaxChars) {
+    node.replaceChildren(el("pre", "long-text", text));
+    node.classList.remove("raw");
+    return;
+  }
+  const answer = await post(transcript.dataset.markdownUrl,
+                            { text, kind: thinking ? "thinking" : "text" });
+  if (!node.isConnected) return;
+  if (!answer.ok || typeof answer.data?.html !== "string") {
+    console.warn(`markdown: ${answer.error}`); // shown as it is; the next change tries again
+    node.classList.add("raw");
+    setText(node, sources.get(node) ?? text);
+    return;
+  }
+  const template = document.createElement("template");
+  template.innerHTML = answer.data.html; // server-escaped HTML, inert
+  node.replaceChildren(template.content);
+  node.classList.remove("raw");
+  if (thinking) showThinkingTitle(node.closest("details"), answer.data.title || "");
+}
+
+// A reasoning summary's bold first line is its block's title (app/ui/transcript.py).
+function showThinkingTitle(details, title) {
+  const summary = details.querySelector("summary");
+  let shown = summary.querySelector(".thinking-title");
+  if (!title) {
+    shown?.remove();
+    return;
+  }
+  if (!shown) {
+    shown = el("span", "thinking-title");
+    summary.append(" ", shown);
+  }
+  shown.textContent = title;
+}
+
 // A block's final state, from `block.completed`.
 function completeBlock(node, kind, block) {
   if (kind === "text") {
-    setText(node, typeof block.text === "string" ? block.text : "");
+    node.classList.remove("streaming");
+    sourceSoon(node, typeof block.text === "string" ? block.text : "");
   } else if (kind in THINKING_LABELS) {
-    setText(node.querySelector(".plain"), thinkingText(block));
+    sourceSoon(node.querySelector(".thinking-text"), thinkingText(block));
   } else if (kind === "tool_use") {
     const summary = node.querySelector("summary");
     summary.querySelector(".tool-name").textContent = String(block.name || "tool");
@@ -488,6 +645,7 @@ function connect() {
   for (const name of new Set([...Object.keys(HANDLERS), ...Object.keys(control.HANDLERS)])) {
     source.addEventListener(name, (event) => {
       state.lastEventId = event.lastEventId;
+      counterSoon();
       const data = JSON.parse(event.data);
       HANDLERS[name]?.(data);
       control.HANDLERS[name]?.(data);
