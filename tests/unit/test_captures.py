@@ -34,6 +34,7 @@ def test_the_parsers_know_every_line_type_the_cli_printed(folder):
 @pytest.mark.parametrize("cli, line", [
     ("claude", '{"type": "brand_new_event", "session_id": "s"}'),
     ("claude", '{"type": "assistant", "message": {"id": "m", "content": [{"type": "hologram"}]}}'),
+    ("claude", '{"type": "system", "subtype": "brand_new_notice", "uuid": "u", "session_id": "s"}'),
     ("codex", '{"type": "item.completed", "item": {"id": "item_0", "type": "brand_new_item"}}'),
     ("gemini", '{"type": "brand_new_event", "timestamp": "2026-01-01T00:00:00Z"}'),
     ("gemini", "not json"),
