@@ -62,3 +62,19 @@ def test_the_interactive_claude_captures_hold_the_permission_request_and_the_ack
     assert request["request"]["subtype"] == "can_use_tool" and request["request"]["tool_name"] == "Bash"
     replays = [obj for obj in lines if obj["type"] == "user" and obj.get("isReplay")]
     assert [obj["uuid"] for obj in replays] == ["00000000-0000-4000-8000-000000000001"]
+
+
+def test_new_captures_only_the_versions_not_captured_yet(tmp_path, monkeypatch):
+    """The one-line re-capture with the newest CLIs (docs/agents.md) passes --new: a version
+    captured already is not re-written (its lines would differ in ids and times only)."""
+    from tests.agents import capture
+
+    (tmp_path / "claude-1.0.0").mkdir()
+    monkeypatch.setattr(clis, "missing", lambda name: None)
+    monkeypatch.setattr(clis, "version", {"claude": "1.0.0", "codex": "2.0.0", "gemini": "3.0.0"}.get)
+    done = []
+    monkeypatch.setattr(capture, "capture_cli", lambda cli, only, out: done.append((cli, out)))
+    assert capture.main(["--out", str(tmp_path), "--new", "--check"]) == 0
+    assert done == [("codex", tmp_path), ("gemini", tmp_path)]
+    capture.main(["--out", str(tmp_path), "--cli", "claude"])
+    assert done[-1] == ("claude", tmp_path)
