@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.agents import scenarios
+from tests.agents.totals import cli_totals
 from tests.api import complete
 from tests.api import create_session
 from tests.api import get_session
@@ -44,22 +45,6 @@ def answers(path):
         last = last.get("then", last)
         found.append(last["error"]["message"] if "error" in last else last["text"])
     return found
-
-
-def cli_totals(cli, objs):
-    """(all input, cached input, output) as the CLI itself counted them."""
-    if cli == "claude":
-        usages = [obj["usage"] for obj in objs if obj.get("type") == "result"]
-        return (sum(u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
-                    for u in usages),
-                sum(u["cache_read_input_tokens"] for u in usages), sum(u["output_tokens"] for u in usages))
-    if cli == "codex":
-        usages = [obj["usage"] for obj in objs if obj.get("type") == "turn.completed"]
-        last = usages[-1] if usages else {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}
-        return last["input_tokens"], last["cached_input_tokens"], last["output_tokens"]
-    stats = [obj["stats"] for obj in objs if obj.get("type") == "result"]
-    return (sum(s["input_tokens"] for s in stats), sum(s["cached"] for s in stats),
-            sum(s["output_tokens"] for s in stats))
 
 
 def posted(client, path):
