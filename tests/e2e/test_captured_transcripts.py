@@ -24,6 +24,15 @@ PLAYED = {"partial_messages": "slow", "interactive_permission": "permission", "i
 ERROR_SHOWN = {"api_error": ("this scenario always fails",), "usage_limit": ("usage limit", "daily quota")}
 
 
+# An ordinary session and an autonomous one (a workflow's: flush_policy.policy_for), as
+# the public fixtures' tests post them; bench/captures_report.py posts every kind.
+KINDS = {"agent": ("agent", {}), "workflow": ("workflow", {"workflow_id": "wf-captures"})}
+# The shell scenarios' evidence: the command, and whether it failed.
+SHELL = {"shell_ok": ("echo turnlog-shell-ok", "turnlog-shell-ok", False),
+         "shell_fail": ("ls /turnlog-no-such-dir", "cannot access", True)}
+SHELL_FILES = [path for path in FILES if path.stem in SHELL]
+
+
 def cli_of(path):
     return path.parent.name.rsplit("-", 1)[0]
 
@@ -47,16 +56,18 @@ def answers(path):
     return found
 
 
-def posted(client, path):
-    sid = create_session(client, "agent", {}, provider=cli_of(path))
+def posted(client, path, kind="agent"):
+    session_type, context = KINDS[kind]
+    sid = create_session(client, session_type, dict(context), provider=cli_of(path))
     assert post_lines(client, sid, lines_of(path)).status_code == 200
     assert complete(client, sid, 0).status_code == 200
     return get_session(client, sid)
 
 
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("path", FILES, ids=[_id(path) for path in FILES])
-def test_a_capture_gives_one_row_per_answer_the_model_gave(client, path):
-    session = posted(client, path)
+def test_a_capture_gives_one_row_per_answer_the_model_gave(client, path, kind):
+    session = posted(client, path, kind)
     rows = [(m["role"], m["content"] or "") for m in session["messages"]]
     said = [text for role, text in rows if role == "assistant" and text.strip()]
     expected = answers(path)
@@ -130,3 +141,18 @@ def test_every_figure_of_a_captures_usage_agrees_with_the_clis_own(client, path)
     assert page["transcript_cache_tokens"] == usage["cache_read_input_tokens"] \
         + usage["cache_creation_input_tokens"]
     assert page["transcript_tokens"] + page["transcript_cache_tokens"] == cli[0] + cli[2]
+
+
+@pytest.mark.parametrize("path", SHELL_FILES, ids=[_id(path) for path in SHELL_FILES])
+def test_a_captured_shell_command_is_evidence_with_its_output_and_outcome(client, path):
+    """The command the model ran, its output, and its failure: an exit code and an error
+    from Claude and Codex; Gemini CLI prints neither (docs/agents.md), only the output."""
+    command, output, failed = SHELL[path.stem]
+    sid = posted(client, path)["session_id"]
+    [record] = client.get(f"/api/remote/sessions/{sid}/evidence").get_json()["evidence"]
+    assert command in record["command"] and output in record["output_head"]
+    if cli_of(path) == "gemini":
+        assert (record["exit_code"], record["is_error"]) == (None, False)
+    else:
+        assert record["is_error"] is failed
+        assert (record["exit_code"] or 0) != 0 if failed else record["exit_code"] in (0, None)
