@@ -12,13 +12,12 @@ from tests.agents import scenarios
 from tests.agents.capture import OUT
 from tests.agents.capture import line_type
 
-PINNED = json.loads((clis.ROOT / ".ci" / "agents" / "package.json").read_text())["dependencies"]
 FOLDERS = sorted(path for path in OUT.iterdir() if path.is_dir())
 
 
 @pytest.mark.parametrize("name", clis.NAMES)
 def test_each_pinned_cli_has_a_capture_of_every_scenario(name):
-    folder = OUT / f"{name}-{PINNED[clis.PACKAGES[name]]}"
+    folder = OUT / f"{name}-{clis.pinned(name)}"
     assert folder.is_dir(), f"no capture of the pinned {name}: run python -m tests.agents.capture"
     captured = {path.stem for path in folder.glob("*.jsonl")}
     assert {scenario for scenario in scenarios.names() if scenarios.played_by(scenario, name)} <= captured
@@ -54,7 +53,7 @@ def test_line_types_name_claude_system_subtypes_and_codex_item_kinds():
 
 
 def test_the_interactive_claude_captures_hold_the_permission_request_and_the_acknowledgements():
-    folder = OUT / f"claude-{PINNED[clis.PACKAGES['claude']]}"
+    folder = OUT / f"claude-{clis.pinned('claude')}"
     lines = [json.loads(text) for text in (folder / "interactive_permission.jsonl").read_text().splitlines()]
     kinds = [line_type("claude", obj) for obj in lines]
     assert "control_request" in kinds and "command_lifecycle" in kinds
