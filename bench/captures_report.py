@@ -10,13 +10,15 @@ session kind a runner declares (chat, agent, terminal, workflow) and completed: 
 `message_count`, the turns and the transcript's usage, beside the CLI's own totals
 (tests/agents/totals.py: Claude's `result.usage` per turn, the thread's last Codex
 `turn.completed.usage`, Gemini's `result.stats` per run) and, for Claude, `modelUsage`
-(the whole session, background sub-agents too). Kinds that gave the same figures share a
+(the whole session, background sub-agents too) and the cost (the transcript's against
+the session's running `total_cost_usd`, tests/agents/totals.py). Kinds that gave the same figures share a
 line. Last, how many random splits tests/integration/test_ingest_batching.py draws per
 provider with its settings (TURNLOG_SPLIT_EXAMPLES), and with --figures (the JSON file a
 test run writes when TURNLOG_FIGURES_FILE names it) how many it checked.
 
 Prints Markdown tables (docs/agents.md, "Measured"). Exit code 1 when a transcript's
-usage differs from the CLI's totals.
+token usage differs from the CLI's totals (the cost is shown, not judged: see
+docs/agents.md on why it differs).
 """
 import argparse
 import json
@@ -36,6 +38,7 @@ from tests.agents import clis  # noqa: E402
 from tests.agents.capture import OUT  # noqa: E402
 from tests.agents.capture import line_type  # noqa: E402
 from tests.agents.linetypes import cli_of  # noqa: E402
+from tests.agents.totals import claude_cost  # noqa: E402
 from tests.agents.totals import claude_model_usage  # noqa: E402
 from tests.agents.totals import cli_totals  # noqa: E402
 
@@ -63,25 +66,26 @@ def posted(client, provider, kind, lines):
 
 
 def transcript_figures(session):
-    """(rows, message_count, turns, (all input, cached, output)) of a session."""
+    """(rows, message_count, turns, (all input, cached, output), cost) of a session."""
     usage = session["transcript_usage"]
     tokens = (usage["input_tokens"] + usage["cache_read_input_tokens"]
               + usage["cache_creation_input_tokens"], usage["cache_read_input_tokens"],
               usage["output_tokens"])
     return len(session["messages"]), session["message_count"], \
-        session["conversation_turn_count"], tokens
+        session["conversation_turn_count"], tokens, usage["total_cost_usd"]
 
 
 def add(one, other):
-    return tuple(add(a, b) if isinstance(a, tuple) else a + b for a, b in zip(one, other))
+    return tuple(add(a, b) if isinstance(a, tuple) else round(a + b, 9) for a, b in zip(one, other))
 
 
 def measure_folder(client, folder):
     """What the report says of one capture folder."""
     cli = cli_of(folder)
     files = sorted(folder.glob("*.jsonl"))
-    types, lines, own, model = Counter(), 0, (0, 0, 0), None
-    by_kind = {kind: [(0, 0, 0, (0, 0, 0)), 0] for kind in KINDS}  # [sums, files agreeing]
+    types, lines, own, model, cost = Counter(), 0, (0, 0, 0), None, None
+    # [sums, files whose tokens agree, files whose cost agrees]
+    by_kind = {kind: [(0, 0, 0, (0, 0, 0), 0.0), 0, 0] for kind in KINDS}
     for path in files:
         text = lines_of(path)
         objs = [json.loads(line) for line in text]
@@ -89,14 +93,18 @@ def measure_folder(client, folder):
         types.update(line_type(cli, obj) for obj in objs)
         totals = cli_totals(cli, objs)
         own = add(own, totals)
+        own_cost = claude_cost(objs) if cli == "claude" else None
         if cli == "claude":
             model = add(model or (0, 0, 0), claude_model_usage(objs) or (0, 0, 0))
+            cost = round((cost or 0.0) + (own_cost or 0.0), 9)
         for kind in KINDS:
             figures = transcript_figures(posted(client, cli, kind, text))
             by_kind[kind][0] = add(by_kind[kind][0], figures)
             by_kind[kind][1] += figures[3] == totals
+            by_kind[kind][2] += own_cost is None or abs(figures[4] - own_cost) < 1e-9
     return {"cli": cli, "version": folder.name.rsplit("-", 1)[1], "files": len(files),
-            "lines": lines, "types": types, "own": own, "model": model, "by_kind": by_kind}
+            "lines": lines, "types": types, "own": own, "model": model, "cost": cost,
+            "by_kind": by_kind}
 
 
 def tokens(triple):
@@ -112,17 +120,19 @@ def print_tables(measured):
     print()
     print("| CLI | version | session kinds | rows | message_count | turns |"
           " transcript usage in / cached / out | CLI's own totals | files agreeing |"
-          " Claude `modelUsage` |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          " Claude `modelUsage` | transcript cost, USD | Claude's own cost | files agreeing |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for m in measured:
         groups = {}
-        for kind, (sums, agreeing) in m["by_kind"].items():
-            groups.setdefault((sums, agreeing), []).append(kind)
-        for (sums, agreeing), kinds in groups.items():
-            rows, count, turns, usage = sums
+        for kind, (sums, agreeing, costs_agreeing) in m["by_kind"].items():
+            groups.setdefault((sums, agreeing, costs_agreeing), []).append(kind)
+        for (sums, agreeing, costs_agreeing), kinds in groups.items():
+            rows, count, turns, usage, cost = sums
+            own_cost = "-" if m["cost"] is None else f"{m['cost']:.5f}"
+            costs = "-" if m["cost"] is None else f"{costs_agreeing} of {m['files']}"
             print(f"| {m['cli']} | {m['version']} | {', '.join(kinds)} | {rows} | {count} | {turns} |"
                   f" {tokens(usage)} | {tokens(m['own'])} | {agreeing} of {m['files']} |"
-                  f" {tokens(m['model'])} |")
+                  f" {tokens(m['model'])} | {cost:.5f} | {own_cost} | {costs} |")
 
 
 def pin_mark(m):
@@ -177,7 +187,7 @@ def main(argv=None):
             sqla.engine.dispose()
     print_tables(measured)
     print_splits(args.figures)
-    differ = [m for m in measured for _, agreeing in m["by_kind"].values() if agreeing != m["files"]]
+    differ = [m for m in measured for _, agreeing, _ in m["by_kind"].values() if agreeing != m["files"]]
     return 1 if differ else 0
 
 

@@ -37,3 +37,15 @@ def claude_model_usage(objs):
                 + u.get("cacheCreationInputTokens", 0) for u in models),
             sum(u.get("cacheReadInputTokens", 0) for u in models),
             sum(u.get("outputTokens", 0) for u in models))
+
+
+def claude_cost(objs):
+    """Claude's own cost of the runs, in USD: a result's `total_cost_usd` is the session's
+    running cost (a resumed run and a second prompt over stdin go on from it, as
+    `modelUsage` does), so the last result of each session has it. None without one."""
+    last = {}
+    for obj in objs:
+        cost = obj.get("total_cost_usd") if obj.get("type") == "result" else None
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            last[obj.get("session_id")] = cost
+    return sum(last.values()) if last else None
