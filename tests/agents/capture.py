@@ -3,11 +3,13 @@ scenario against its fake model server and write its stdout lines as fixtures,
 tests/fixtures/captures/<cli>-<version>/<scenario>.jsonl (multi-turn scenarios continue
 the session with the CLI's resume option; the runs follow each other in one file).
 
-    .venv/bin/python -m tests.agents.capture [--cli claude] [--scenario plain] [--out DIR] [--check]
+    .venv/bin/python -m tests.agents.capture [--cli claude] [--scenario plain] [--out DIR] [--new] [--check]
 
 The CLIs come from $TURNLOG_AGENTS_DIR (default .agents/, see docs/agents.md). Each
 capture's temporary folder is written as /tmp/capture, so captures do not depend on
-where they were made. Prints, per file, the lines and the line types it holds.
+where they were made. Prints, per file, the lines and the line types it holds. `--new`
+skips a CLI whose installed version is captured already (docs/agents.md's one-line
+re-capture with the newest versions: a version seen before is not re-written).
 """
 import argparse
 import json
@@ -147,28 +149,37 @@ def main(argv=None):
     parser.add_argument("--cli", choices=clis.NAMES, action="append")
     parser.add_argument("--scenario", choices=scenarios.names(), action="append")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--new", action="store_true",
+                        help="only the CLIs whose installed version has no folder under --out yet")
     parser.add_argument("--check", action="store_true",
                         help="then fail (exit 1) when a captured line is one the parsers do not know")
     args = parser.parse_args(argv)
     for cli in args.cli or clis.NAMES:
         if reason := clis.missing(cli):
             print(f"{cli}: skipped: {reason}", file=sys.stderr)
-            continue
-        for scenario in args.scenario or scenarios.names():
-            if not scenarios.played_by(scenario, cli):
-                continue
-            lines, codes = capture(cli, scenario)
-            write(cli, scenario, lines, args.out)
-            print(f"  exit codes {codes}")
-        for variant_cli, name, scenario, extra in VARIANTS:
-            if variant_cli == cli and (not args.scenario or scenario in args.scenario):
-                write(cli, name, capture(cli, scenario, extra)[0], args.out)
-        for name, scenario in INTERACTIVE if cli == "claude" else ():
-            if not args.scenario or scenario in args.scenario:
-                write(cli, name, capture_interactive(scenario)[0], args.out)
+        elif args.new and (args.out / f"{cli}-{clis.version(cli)}").is_dir():
+            print(f"{cli}: skipped: {cli}-{clis.version(cli)} is captured already", file=sys.stderr)
+        else:
+            capture_cli(cli, args.scenario, args.out)
     if args.check:
         return report_unknown(args.out)
     return 0
+
+
+def capture_cli(cli, only, out):
+    """Every capture of CLI `cli` (of the scenarios `only`, when given) into `out`."""
+    for scenario in only or scenarios.names():
+        if not scenarios.played_by(scenario, cli):
+            continue
+        lines, codes = capture(cli, scenario)
+        write(cli, scenario, lines, out)
+        print(f"  exit codes {codes}")
+    for variant_cli, name, scenario, extra in VARIANTS:
+        if variant_cli == cli and (not only or scenario in only):
+            write(cli, name, capture(cli, scenario, extra)[0], out)
+    for name, scenario in INTERACTIVE if cli == "claude" else ():
+        if not only or scenario in only:
+            write(cli, name, capture_interactive(scenario)[0], out)
 
 
 def report_unknown(folder):

@@ -47,6 +47,12 @@ def version(name):
         return None
 
 
+def pinned(name):
+    """The version of `name` that .ci/agents/package.json pins (what CI installs)."""
+    pins = json.loads((ROOT / ".ci" / "agents" / "package.json").read_text())["dependencies"]
+    return pins[PACKAGES[name]]
+
+
 def locate(name):
     """The argument list that starts CLI `name`, or None."""
     native = modules() / NATIVE.get(name, "-")

@@ -54,6 +54,21 @@ def chunk(parts, finish=None, usage=None):
     return data
 
 
+def error_body(error):
+    """The API's error body. A 429 not to be retried is a daily quota spent, as the API
+    says it (a QuotaFailure whose quota is per day): Gemini CLI gives up on that at once
+    and retries any other 429."""
+    status = error.get("status", 400)
+    body = {"code": status, "message": error["message"], "status": "INVALID_ARGUMENT"}
+    if status == 429 and error.get("retry") is False:
+        body["status"] = "RESOURCE_EXHAUSTED"
+        body["details"] = [{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
+            "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+            "quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+            "quotaDimensions": {"model": MODEL}, "quotaValue": "250"}]}]
+    return {"error": body}
+
+
 class GeminiHandler(Handler):
     def do_POST(self):
         body = self.read_json()
@@ -71,9 +86,7 @@ class GeminiHandler(Handler):
         else:
             reply = {"text": scenarios.SIDE_ANSWER}
         if "error" in reply:
-            error = reply["error"]
-            return self.send_json(error.get("status", 400), {"error": {
-                "code": error.get("status", 400), "message": error["message"], "status": "INVALID_ARGUMENT"}})
+            return self.send_json(reply["error"].get("status", 400), error_body(reply["error"]))
         self.stream(reply)
 
     def stream(self, reply):

@@ -1,11 +1,13 @@
 """Whether the parsers know every line a capture holds: a line whose type (or Codex item
-kind, or Claude content block) no parser handles is a format change to look at. Used by
+kind, Claude content block or Claude `system` subtype) no parser handles is a format change
+to look at. Used by
 tests/unit/test_captures.py on the committed captures and by `capture.py --check` on
 fresh ones."""
 import json
 from pathlib import Path
 
 from app.providers import claude
+from app.providers import claude_notes
 from app.providers import codex
 from app.providers import gemini
 from app.transcript.event_types import IGNORED
@@ -13,6 +15,13 @@ from app.transcript.event_types import IGNORED
 PARSE = {"claude": claude.parse_line, "codex": codex.parse_line, "gemini": gemini.parse_line}
 # Reasons a parser gives for a line it could not read at all (others are deliberate skips).
 UNKNOWN = {"unknown_type", "unknown_item", "not_json", "not_an_object", "too_deep"}
+# Claude's parser reads every `system` line, whatever its subtype: a note for the subtypes
+# claude_notes summarises, else the line's own message text or nothing. These are the
+# subtypes looked at and found to say nothing to a reader (seen in the captures); any other
+# is reported, so a new one is looked at the day it appears.
+CLAUDE_QUIET_SYSTEM = frozenset({"status", "thinking_tokens", "task_started", "task_updated",
+                                 "background_tasks_changed"})
+CLAUDE_SYSTEM = frozenset(claude_notes.SUMMARIES) | CLAUDE_QUIET_SYSTEM
 
 
 def cli_of(folder):
@@ -32,7 +41,14 @@ def unknown_lines(path):
         elif cli == "claude":
             found += [(number, f"content block {kind}") for kind in _claude_blocks(line)
                       if kind not in claude.ASSISTANT_BLOCK_TYPES]
+            found += [(number, f"system subtype {kind}") for kind in _claude_system(line)
+                      if kind not in CLAUDE_SYSTEM]
     return found
+
+
+def _claude_system(line):
+    obj = json.loads(line)
+    return [obj.get("subtype")] if obj.get("type") == "system" else []
 
 
 def _claude_blocks(line):

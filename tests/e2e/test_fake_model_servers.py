@@ -11,6 +11,7 @@ import pytest
 from tests.agents import anthropic
 from tests.agents import gemini
 from tests.agents import openai
+from tests.agents import scenarios
 
 TOOLS = [{"name": "Bash"}]
 
@@ -136,3 +137,19 @@ def test_gemini_streams_candidates_and_answers_the_routing_question(scenario, st
         "Hello, turnlog! This is a plain answer."
     assert chunks[-1]["candidates"][0]["finishReason"] == "STOP"
     assert chunks[-1]["usageMetadata"]["candidatesTokenCount"] == 11
+
+
+@pytest.mark.parametrize("scenario, status, quota", [("usage_limit", 429, "RESOURCE_EXHAUSTED"),
+                                                     ("api_error", 400, "INVALID_ARGUMENT")])
+def test_gemini_says_a_spent_daily_quota_as_the_api_does(scenario, status, quota):
+    """A 429 not to be retried is a QuotaFailure on a per-day quota: what Gemini CLI gives up
+    on at once (it retries other 429s); other errors carry no details."""
+    prompt = " ".join(turn["prompt"] for turn in scenarios.load(scenario)["turns"])
+    with gemini.server(scenario) as fake:
+        got, _, body = post(fake.base, "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", {
+            "contents": [{"role": "user", "parts": [{"text": prompt}]}], "tools": [{"functionDeclarations": []}]})
+    error = json.loads(body)["error"]
+    assert (got, error["code"], error["status"]) == (status, status, quota)
+    violations = [v for detail in error.get("details", []) for v in detail.get("violations", [])]
+    assert [v["quotaId"] for v in violations] == (
+        ["GenerateRequestsPerDayPerProjectPerModel-FreeTier"] if status == 429 else [])

@@ -1,6 +1,7 @@
 """The Codex driver (app/client/drivers/codex.py) on a fake stdin: the command line, and
-exchanges recorded with the real `codex app-server` 0.169.0 (tests/fixtures/interactive/
-codex-0.169.0, made by tests/agents/capture_app_server.py) played back through a fresh
+exchanges recorded with the real `codex app-server` at the pinned version
+(tests/fixtures/interactive/codex-<version>, made by tests/agents/capture_app_server.py;
+0.169.0's stay beside it) played back through a fresh
 driver: what it writes to the CLI, and the `codex exec --json` and `turnlog.*` lines it
 posts instead of what the CLI printed."""
 import contextlib
@@ -19,8 +20,9 @@ from app.client.drivers.codex import CodexDriver
 from app.client.errors import RunnerFailed
 from app.providers import codex as codex_parser
 from app.transcript.event_types import IGNORED
+from tests.agents import clis
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "interactive" / "codex-0.169.0"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "interactive" / f"codex-{clis.pinned('codex')}"
 EXEC_TYPES = {"thread.started", "turn.started", "item.started", "item.updated", "item.completed",
               "turn.completed", "turn.failed", "error"}
 

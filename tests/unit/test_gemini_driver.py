@@ -23,10 +23,11 @@ from app.client.drivers.gemini import session_started
 from app.client.errors import RunnerFailed
 from app.providers.gemini import parse_line
 from app.transcript.event_types import IGNORED
+from tests.agents import clis
 from tests.unit.test_client_drivers import Stdin
 
-CAPTURE = Path(__file__).resolve().parents[1] / "fixtures" / "interactive" / "gemini-0.61.0" \
-    / "acp_session.jsonl"
+CAPTURE = Path(__file__).resolve().parents[1] / "fixtures" / "interactive" \
+    / f"gemini-{clis.pinned('gemini')}" / "acp_session.jsonl"
 CWD = "/tmp/capture/work"
 
 
