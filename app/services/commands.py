@@ -16,6 +16,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from app.core.clock import from_iso
 from app.core.clock import iso_after
 from app.core.clock import to_iso
 from app.core.clock import utc_now
@@ -301,6 +302,9 @@ class _Reader:
             return [], "deleted"
         if commands:
             self.after = commands[-1].command_id
+        seen = session.runner_seen_at  # an ack refreshes it too: no write until that is old
+        if seen and (self.beat_at is None or seen > to_iso(self.beat_at)):
+            self.beat_at = from_iso(seen)
         if self.beat_at is None or (now - self.beat_at).total_seconds() >= self.channel.heartbeat_seconds:
             with self.new_uow(write=True) as uow:
                 uow.runners.heartbeat(self.session_id, to_iso(now))

@@ -153,6 +153,38 @@ def test_the_command_stream_reads_once_per_wake_up_with_its_expiry_check(app, ro
     stream.close()
 
 
+def test_a_stream_writes_no_heartbeat_an_ack_has_just_written(app, rows):
+    """An ack refreshes runner_seen_at; the stream reads it with its commands and writes
+    its own heartbeat only once that is `heartbeat_seconds` old (100 driven runners
+    each wrote one every 5 s beside their acks, write transactions ingest waited for)."""
+    sid = open_session("claude")
+    with writing() as uow:
+        command = uow.commands.add(sid, "interrupt", {}, None, PAST)
+        uow.commit()
+    commands.ack_command(sid, command.command_id, "done", None, writing())
+    opened = []
+    new_uow = detached_units_of_work()
+
+    def counted(write=False):
+        opened.append(write)
+        return new_uow(write)
+
+    channel = commands.Channel(poll_seconds=1.0, heartbeat_seconds=3600.0)
+    stream = commands.follow_commands(sid, 0, counted, CountingBell(), channel)
+    with writing() as uow:
+        uow.commands.add(sid, "stop", {}, None, PAST)
+        uow.commit()
+    assert [c.kind for c in next(stream).commands] == ["stop"]
+    assert opened == [False]  # the read; the ack's heartbeat stands
+    stream.close()
+    stale = commands.Channel(poll_seconds=1.0, heartbeat_seconds=0.0)
+    opened.clear()
+    again = commands.follow_commands(sid, 0, counted, CountingBell(), stale)
+    next(again)
+    assert opened == [False, True]  # older than heartbeat_seconds: written
+    again.close()
+
+
 @pytest.mark.sqlite_only
 def test_an_ack_writes_the_session_row_before_the_command_and_the_input(app):
     """Ingest applying an input's echo locks the session row, then the input's; an ack
