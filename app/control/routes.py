@@ -85,7 +85,7 @@ def ack(session_id, command_id):
     return {"command": schemas.command_schema.dump(command)}
 
 
-@bp.post("/<session_id>/permissions/<request_id>")
+@bp.post("/<session_id>/permissions/<path:request_id>")
 @requires(USER, cookie=True, csrf=True)
 def answer(session_id, request_id):
     """POST .../permissions/<request_id>: allow or deny; the first answer wins."""

@@ -255,6 +255,17 @@ def test_a_deny_carries_its_message_and_an_unknown_request_is_404(client, world,
     assert bad.status_code == 422
 
 
+def test_a_request_id_with_a_slash_is_answered_by_its_url(client, world, rows):
+    """Request ids are the agent's own (any string); one with "/" is still one path."""
+    ask(rows, world, request_id="call/7")
+    answered = answer(client, world, request_id="call/7")
+    assert answered.status_code == 200
+    assert answered.get_json()["permission"]["request_id"] == "call/7"
+    [command] = poll(client, world)["commands"]
+    assert command["request_id"] == "call/7"
+    assert answer(client, world, request_id="call").status_code == 404
+
+
 def test_an_unanswered_permission_expires_denied_and_the_runner_is_told(client, world, rows):
     ask(rows, world, expires_at=PAST)
     ask(rows, world, request_id="R2", expires_at=FUTURE)
