@@ -7,6 +7,7 @@ import subprocess
 import requests
 import urllib3
 
+from app.client.drivers import QUEUED
 from app.client.drivers import DriveFailed
 from app.client.drivers import NotSupported
 from app.client.errors import ApiError
@@ -33,6 +34,7 @@ class FakeDriver:
     def send(self, uuid, content):
         self._check("send")
         self.journal.append(("send", uuid, content))
+        return QUEUED if content.startswith("later") else None
 
     def answer(self, request_id, behavior, message=None):
         self._check("permissions")
@@ -129,6 +131,41 @@ def test_an_input_a_killed_run_wrote_is_posted_as_its_prompt_line_once_acknowled
     assert [json.loads(text) for text in emitted] == [
         {"type": "turnlog.user", "uuid": "u", "content": "ünce"}]
     assert journal.index(("ack", 7, "done", None)) < journal.index(("send", "v", "new"))
+
+
+def acks_of(made, journal, count):
+    """The acks once `count` came: a held input's goes from a thread of its own."""
+    import time
+    deadline = time.monotonic() + 5
+    while sum(isinstance(e, tuple) and e[0] == "ack" for e in journal) < count:
+        assert time.monotonic() < deadline, journal
+        time.sleep(0.001)
+    return [e for e in journal if isinstance(e, tuple) and e[0] == "ack"]
+
+
+def test_an_input_the_driver_holds_back_is_recorded_and_acknowledged_when_written():
+    """Gemini takes one prompt at a time: a runner killed while an input waits has not
+    taken it (no record, no ack), so the server sends it to the resumed run."""
+    made, journal = commander()
+    made.handle({"command_id": 1, "kind": "input", "uuid": "u1", "content": "later, please"})
+    made.handle({"command_id": 1, "kind": "input", "uuid": "u1", "content": "later, please"})
+    made.handle({"command_id": 2, "kind": "interrupt"})  # not held up behind it
+    assert ("record", 1) not in journal and ("ack", 1, "done", None) not in journal
+    assert journal.count(("send", "u1", "later, please")) == 1  # sent again while held: once
+    made.driver.on_sent("u1")
+    assert acks_of(made, journal, 2) == [("ack", 2, "done", None), ("ack", 1, "done", None)]
+    assert journal.index(("record", 1)) < journal.index(("ack", 1, "done", None))
+    made.driver.on_sent("u1")  # told twice: nothing more
+    assert journal.count(("record", 1)) == 1
+
+
+def test_a_held_input_the_agent_never_got_is_acknowledged_failed_and_not_recorded():
+    made, journal = commander()
+    made.handle({"command_id": 4, "kind": "input", "uuid": "u4", "content": "later"})
+    made.driver.on_dropped("u4", "the agent was stopped before it was sent")
+    assert acks_of(made, journal, 1) == [
+        ("ack", 4, "failed", "the agent was stopped before it was sent")]
+    assert ("record", 4) not in journal and 4 not in made.done
 
 
 def test_what_the_agent_cannot_take_is_acknowledged_failed_with_the_reason():

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from app.client.commands import driven_provider
 from app.client.commands import run
+from app.client.drivers import QUEUED
 from app.client.drivers import DriveFailed
 from app.client.drivers import driver_for
 from app.client.drivers.acp import Translator
@@ -169,6 +170,30 @@ def test_inputs_wait_for_the_session_and_for_the_running_turn_one_at_a_time():
     assert [m["params"]["prompt"][0]["text"] for m in prompts] == ["first", "second"]
     kinds = [json.loads(line)["type"] for line in posted]
     assert kinds == ["init", "turnlog.user", "result", "turnlog.user"]  # the second after the first's end
+
+
+def test_the_runner_is_told_when_a_held_input_is_written_or_dropped():
+    made, stdin, posted = driver()
+    told = []
+    made.on_sent = lambda uuid: told.append(("sent", uuid))
+    made.on_dropped = lambda uuid, reason: told.append(("dropped", uuid))
+    assert made.send("u-1", "first") == QUEUED  # before the handshake
+    agent_says(made, {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": 1}})
+    agent_says(made, {"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s-1"}})
+    assert told == [("sent", "u-1")]  # written once the session opened
+    assert made.send("u-2", "second") == QUEUED and made.send("u-3", "third") == QUEUED
+    prompt = [m for m in stdin.lines() if m.get("method") == "session/prompt"][-1]
+    agent_says(made, {"jsonrpc": "2.0", "id": prompt["id"], "result": {"stopReason": "end_turn"}})
+    assert told == [("sent", "u-1"), ("sent", "u-2")]
+    made.close_stdin()
+    assert told[-1] == ("dropped", "u-3")
+
+
+def test_an_input_written_at_once_is_not_held():
+    made, stdin, posted = ready()
+    told = []
+    made.on_sent = told.append
+    assert made.send("u-9", "now") is None and told == []
 
 
 def test_interrupt_withdraws_a_pending_request_then_cancels_and_marks_the_turn():

@@ -33,6 +33,7 @@ the child, stop; no send, no permissions), `auto` by the program's name.
 """
 import os
 
+from app.client.drivers.base import QUEUED
 from app.client.drivers.base import DriveFailed
 from app.client.drivers.base import Driver
 from app.client.drivers.base import GenericDriver
@@ -45,7 +46,7 @@ DRIVERS = {"claude": ClaudeDriver, "codex": CodexDriver, "gemini": GeminiDriver,
            "generic": GenericDriver}
 CHOICES = ("auto", *DRIVERS)
 
-__all__ = ["CHOICES", "DriveFailed", "Driver", "NotSupported", "driver_for"]
+__all__ = ["CHOICES", "QUEUED", "DriveFailed", "Driver", "NotSupported", "driver_for"]
 
 
 def driver_for(name, argv):

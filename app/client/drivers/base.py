@@ -2,6 +2,9 @@
 import signal
 import threading
 
+# What `send` returns for an input it holds back, to be written later.
+QUEUED = "queued"
+
 
 class NotSupported(Exception):
     """The driver offers no such control."""
@@ -21,6 +24,11 @@ class Driver:
         self.agent_session_id = None
         self.stdin = None
         self.emit = None
+        # A driver that holds an input back (the agent takes one prompt at a time) says
+        # when it wrote it, `on_sent(uuid)`, or dropped it unsent, `on_dropped(uuid,
+        # reason)`: the runner acknowledges such an input then, not when it was queued.
+        self.on_sent = None
+        self.on_dropped = None
         self._write_lock = threading.Lock()
 
     def command(self, argv, resume_id=None):
@@ -33,6 +41,7 @@ class Driver:
         self.emit = emit
 
     def send(self, uuid, content):
+        """Write the input to the agent; QUEUED when it is held back (see on_sent)."""
         raise NotSupported("send")
 
     def answer(self, request_id, behavior, message=None):

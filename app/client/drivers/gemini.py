@@ -25,6 +25,7 @@ from app.client.drivers.acp import Translator
 from app.client.drivers.acp import dumps
 from app.client.drivers.acp import tool_input
 from app.client.drivers.acp import tool_name
+from app.client.drivers.base import QUEUED
 from app.client.drivers.base import DriveFailed
 from app.client.drivers.base import Driver
 from app.client.errors import RunnerFailed
@@ -81,7 +82,9 @@ class GeminiDriver(Driver):
             if self.failed:
                 raise DriveFailed(self.failed)
             self._queue.append((uuid, content))
-            self._next_prompt()
+            if self._next_prompt(now=uuid) != uuid:
+                return QUEUED  # written later: on_sent says when
+            return None
 
     def answer(self, request_id, behavior, message=None):
         with self._lock:
@@ -109,7 +112,10 @@ class GeminiDriver(Driver):
         """A stop: the running turn is cancelled first (at the end of its input the CLI
         would finish the turn before it exits), then the input ends."""
         with self._lock:
-            self._queue.clear()
+            dropped, self._queue = self._queue, []
+            for uuid, _content in dropped:
+                if self.on_dropped:
+                    self.on_dropped(uuid, "the agent was stopped before it was sent")
             if self._turn is not None and not self._turn["interrupted"]:
                 try:
                     self._cancel()
@@ -209,18 +215,23 @@ class GeminiDriver(Driver):
 
     # what the driver sends
 
-    def _next_prompt(self):
-        """Send the next queued input when the session is ready and no turn runs."""
+    def _next_prompt(self, now=None):
+        """Send the next queued input when the session is ready and no turn runs; its uuid.
+        The runner is told of one it held back (`on_sent`); `now` is the one being sent,
+        whose `send` call says so itself."""
         if self._turn is not None or not self._queue or not self._ready():
-            return
+            return None
         uuid, content = self._queue.pop(0)
         rpc_id = self._request("prompt", "session/prompt", {
             "sessionId": self.agent_session_id, "prompt": [{"type": "text", "text": content}]})
+        if uuid != now and self.on_sent:
+            self.on_sent(uuid)
         # posted once written (a prompt that never reached the agent is no row), and still
         # before anything the agent answers: its lines are read under the same lock
         self.lines.new_turn()
         self._emit([dumps({"type": "turnlog.user", "uuid": uuid, "content": content})])
         self._turn = {"id": rpc_id, "started": self.clock(), "interrupted": False}
+        return uuid
 
     def _ready(self):
         return self.agent_session_id is not None and not self._loading and not self.failed \

@@ -18,6 +18,7 @@ import time
 import requests
 
 from app.client.backoff import Backoff
+from app.client.drivers import QUEUED
 from app.client.drivers import DriveFailed
 from app.client.drivers import NotSupported
 from app.client.errors import ApiError
@@ -55,6 +56,12 @@ class Commander:
         self.stopping = threading.Event()
         self._stop_lock = threading.Lock()
         self.acted = []  # (command_id, kind, monotonic time it was acted on): for tests
+        # Inputs the driver holds back ({uuid: command_id}): recorded and acknowledged
+        # when it writes one (or drops it), so a runner killed meanwhile has not taken it,
+        # and the server sends it again to the resumed run.
+        self.held = {}
+        driver.on_sent = self._sent
+        driver.on_dropped = self._dropped
 
     def handle(self, command):
         """Act on one command (unless a run acted on it before), record it, acknowledge it."""
@@ -68,14 +75,45 @@ class Commander:
                 self._taken_before(command)
             self._ack(command_id, "done", None)
             return
+        if command_id in self.held.values():
+            return  # sent again while the driver holds it: it goes once, when written
         kind = command.get("kind")
+        if kind == "input" and isinstance(command.get("uuid"), str):
+            self.held[command["uuid"]] = command_id  # before send: on_sent may come at once
         outcome, reason = self._act(kind, command)
+        if outcome == QUEUED:
+            self.log(f"command {command_id}: the input waits for the agent's turn to end")
+            return
+        if kind == "input":
+            self.held.pop(command.get("uuid"), None)
+        self._acted(command_id, kind, outcome, reason)
+        if kind == "stop" and outcome == "done":
+            self.finish_stop()
+
+    def _acted(self, command_id, kind, outcome, reason):
         self.acted.append((command_id, kind, time.monotonic()))
         self.spool.record_command(command_id)
         self.done.add(command_id)
         self._ack(command_id, outcome, reason)
-        if kind == "stop" and outcome == "done":
-            self.finish_stop()
+
+    def _sent(self, uuid):
+        """The driver wrote an input it held back (in the agent's reader thread: the
+        acknowledgement, a request, goes from a thread of its own)."""
+        self._release(uuid, "done", None)
+
+    def _dropped(self, uuid, reason):
+        self._release(uuid, "failed", reason)
+
+    def _release(self, uuid, outcome, reason):
+        command_id = self.held.pop(uuid, None)
+        if command_id is None:
+            return
+        if outcome == "done":  # written: durable before anything else, as in handle
+            self.acted.append((command_id, "input", time.monotonic()))
+            self.spool.record_command(command_id)
+            self.done.add(command_id)
+        threading.Thread(target=self._ack, args=(command_id, outcome, reason), daemon=True,
+                         name=f"turnlog-ack-{command_id}").start()
 
     def _taken_before(self, command):
         """An input an earlier, killed run wrote to the agent: the agent's echo of it may
@@ -93,7 +131,8 @@ class Commander:
         """("done" | "failed", the reason of a failure)."""
         try:
             if kind == "input":
-                self.driver.send(command["uuid"], command["content"])
+                if self.driver.send(command["uuid"], command["content"]) == QUEUED:
+                    return QUEUED, None
             elif kind == "permission":
                 self.driver.answer(command["request_id"], command.get("behavior", "deny"),
                                    command.get("message"))
