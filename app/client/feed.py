@@ -2,9 +2,10 @@
 
 `/events` (normalized turn events) is read unless `raw` asks for `/stream` (the
 raw output lines); a server without `/events` answers its unknown-route 404, and
-the feed falls back to `/stream`. After a drop it reconnects with the last id it
-handed out as `Last-Event-ID`, and it skips any event at or before that id, so
-nothing is lost and nothing is repeated.
+the feed falls back to `/stream`, whose own 404 (no turnlog API at that URL at all)
+is raised. After a drop it reconnects with the last id it handed out as
+`Last-Event-ID`, and it skips any event at or before that id, so nothing is lost and
+nothing is repeated.
 """
 import codecs
 import time
@@ -13,6 +14,7 @@ import requests
 
 from app.client.backoff import Backoff
 from app.client.errors import ApiError
+from app.client.errors import Misconfigured
 from app.client.errors import Unreachable
 from app.client.sse import SseParser
 from app.client.sse import arriving
@@ -34,9 +36,9 @@ def follow(client, session_id, *, after=None, raw=False, stop_at_end=True, backo
             response = client.open_stream(f"{API}/{session_id}/{endpoint}", cursor,
                                           READ_TIMEOUT_SECONDS)
         except ApiError as err:
-            if endpoint == "events" and err.status == 404 and err.code == "not_found":
+            if endpoint == "events" and _no_route(err):
                 endpoint = "stream"  # an older server: no normalized events yet
-                continue
+                continue  # (where no API is at all, /stream says so: raised below)
             if not err.transient:
                 raise
             retry.wait(f"{err.status} {err.code}", err.retry_after)
@@ -58,6 +60,12 @@ def follow(client, session_id, *, after=None, raw=False, stop_at_end=True, backo
             pass  # dropped mid-stream: resume from the cursor
         finally:
             response.close()
+
+
+def _no_route(err):
+    """Whether `err` is a 404 for the route (not for the session): turnlog's own
+    `not_found`, or the Misconfigured it is under a --server with a path (app.client.http)."""
+    return err.status == 404 and (err.code == "not_found" or isinstance(err, Misconfigured))
 
 
 class _Retry:

@@ -4,7 +4,8 @@ Every method returns the decoded JSON of a success and raises `ApiError` for the
 server's error envelope (status, code, message, details, Retry-After) or
 `Unreachable` when no answer came at all. The --server URL is checked before anything is
 sent, and a failure that means the URL is wrong (TLS to plain HTTP, an HTML 404 where
-the API should be) is `Misconfigured`, an ApiError retrying cannot fix.
+the API should be, turnlog's own 404 for a route it does not have under a --server with a
+path) is `Misconfigured`, an ApiError retrying cannot fix.
 """
 import email.utils
 import time
@@ -184,8 +185,8 @@ def reached(err):
 
 
 def error_of(response, server=None):
-    """The ApiError of an error answer (a proxy's HTML page too); Misconfigured when an
-    answer that is not turnlog's says the URL is wrong."""
+    """The ApiError of an error answer (a proxy's HTML page too); Misconfigured when the
+    answer says the URL is wrong (no_api_at, misconfigured_answer)."""
     try:
         envelope = response.json()["error"]
         code, message, details = envelope["code"], envelope["message"], envelope.get("details")
@@ -194,6 +195,8 @@ def error_of(response, server=None):
         if wrong is not None:
             return wrong
         code, message, details = f"http_{response.status_code}", response.reason or "", None
+    if server and response.status_code == 404 and code == "not_found" and _path_of(server):
+        return no_api_at(server, response)  # turnlog's own 404: no such route under this path
     return ApiError(response.status_code, code, message, details,
                     retry_after(response.headers.get("Retry-After")))
 
@@ -266,10 +269,26 @@ def misconfigured_answer(response, server):
         secure = server.replace("http://", "https://", 1)
         return Misconfigured(f"{server} expects HTTPS: use {secure}", 400)
     if response.status_code == 404:
-        return Misconfigured(f"no turnlog API at {server} (it answered 404 to"
-                             f" {urlsplit(response.url).path}): is --server the server's root"
-                             " URL?", 404)
+        return no_api_at(server, response)
     return None
+
+
+def no_api_at(server, response):
+    """Misconfigured for a 404 where the API should be: an HTML one (no turnlog there), or
+    turnlog's own `not_found` under a --server with a path (it names no route turnlog
+    has: the server's root is wanted). turnlog's `not_found` at a server's root is left an
+    ApiError: that is an older server without the route (app.client.feed falls back)."""
+    parts = urlsplit(server)
+    if _path_of(server):
+        return Misconfigured(f"no turnlog API at {server}: give the server's root URL, e.g."
+                             f" {parts.scheme}://{parts.netloc}", 404)
+    return Misconfigured(f"no turnlog API at {server} (it answered 404 to"
+                         f" {urlsplit(response.url).path}): is --server the server's root"
+                         " URL?", 404)
+
+
+def _path_of(server):
+    return urlsplit(server).path.strip("/")
 
 
 def unreachable_reason(err, timeout):

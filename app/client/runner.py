@@ -110,6 +110,7 @@ class Signals:
         self.child = None
         self.first = None  # an interactive run's stop
         self.received = 0
+        self.number = None  # the last one received
         self.ending = False
 
     def install(self):
@@ -118,6 +119,7 @@ class Signals:
 
     def _handle(self, number, _frame):
         self.received += 1
+        self.number = number
         child = self.child
         if child is not None and child.running():
             if self.first is not None and self.received == 1 and not self.ending \
@@ -146,8 +148,11 @@ def run(client, request, *, sender=None, batcher=None):
         log(str(failed))
         code = failed.exit_code
     except Interrupted as stop:
-        log(f"stopped by {signal.Signals(stop.number).name}")
         code = 128 + stop.number
+        left = "" if session_id is None else (
+            f": session {session_id} is left running (it reads `stale` until a run resumes it"
+            f" from the spool); {client.viewer_url(session_id)}")
+        log(f"stopped by {signal.Signals(stop.number).name} (exit {code}){left}")
     signals.ending = True  # from here a signal goes to the child at most
     if signals.child is not None:
         signals.child.stop()
@@ -195,10 +200,21 @@ def _run(client, request, sender, batcher, signals, opened):
     code = child.exit_code()
     if live is not None:
         live.close()
-    sender.retrying("completing the session", lambda: writer.complete(session_id, code))
+    session = sender.retrying("completing the session", lambda: writer.complete(session_id, code))
     signals.ending = True
     spool.remove()
+    if signals.received:  # Ctrl-C: say what became of the session
+        log(f"interrupted ({signal.Signals(signals.number).name}): session {session_id}"
+            f" {how_it_ended(session, code)}; {client.viewer_url(session_id)}")
     return code
+
+
+def how_it_ended(session, code):
+    """`completed (exit 0)`, `completed as failed (exit 130)`: the completed session's status."""
+    status = session.get("status") if isinstance(session, dict) else None
+    if status in (None, "completed"):
+        return f"completed (exit {code})"
+    return f"completed as {status} (exit {code})"
 
 
 def _never_started(opened, sender, request, err):

@@ -94,6 +94,26 @@ def test_a_server_that_is_no_turnlog_says_so(tmp_path, command):
     assert "Traceback" not in done.stderr
 
 
+@pytest.fixture(scope="module")
+def turnlog_server(tmp_path_factory):
+    with servers.gunicorn(tmp_path_factory.mktemp("misconfigured"), workers=1) as served:
+        yield served
+
+
+@pytest.mark.parametrize("command", ["follow", "follow --raw", "run"])
+def test_a_path_under_a_turnlog_server_names_its_root(tmp_path, turnlog_server, command):
+    # turnlog's own JSON 404 for a route it has not (its Werkzeug text before, and follow
+    # exited 1); follow's /events-to-/stream fallback must not hide it
+    server = f"{turnlog_server.base}/turnlog"
+    follow = command.split() + ["--server", server, SESSION]
+    done, _ = turnlog(*(run_args(server) if command == "run" else follow), tmp_path=tmp_path)
+    assert done.returncode == 125, done.stderr
+    assert (f"no turnlog API at {server}: give the server's root URL, e.g."
+            f" {turnlog_server.base}") in done.stderr, done.stderr
+    assert done.stderr.strip().count("\n") == 0, done.stderr
+    assert "requested URL" not in done.stderr and "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("command", ["follow", "run"])
 def test_a_server_that_is_not_there_is_said_while_retrying(tmp_path, command):
     server = f"http://127.0.0.1:{servers.free_port()}"

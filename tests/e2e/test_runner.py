@@ -301,3 +301,46 @@ def test_sigterm_reaches_the_child_and_the_session_completes_with_its_code(serve
     assert (counters["status"], counters["exit_code"]) == ("failed", 128 + signal.SIGTERM)
     rows = stored(server.db_file, sid)
     assert 10 <= len(rows) < 1000 and sorted(seq for seq, _, _ in rows) == list(range(len(rows)))
+
+
+def test_ctrl_c_completes_the_session_and_says_which_how_and_where(server, tmp_path):
+    runner, user = tokens(server)
+    proc = start_run(server.base, runner, tmp_path, ["--lines", "1000", "--pause", "0.02"])
+    sid = session_id_from(proc)
+    wait_for_rows(server.db_file, sid, 10, proc)
+    proc.send_signal(signal.SIGINT)
+    code, err = finish(proc, timeout=30)
+    assert code == 130, err  # the child died of the SIGINT forwarded to it
+    # it returned silently before: nothing said what became of the session
+    assert (f"turnlog: interrupted (SIGINT): session {sid} completed as failed (exit 130);"
+            f" {server.base}/sessions/{sid}\n") in err, err
+    _, counters = transcript(server.base, user, sid)
+    assert (counters["status"], counters["exit_code"]) == ("failed", 130)
+    assert not spool_path(tmp_path, sid).exists()
+
+
+# Ignores SIGINT (a Ctrl-C reaches it through the runner, and it goes on), prints, sleeps.
+IGNORES_SIGINT = ("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                  "print('ready', flush=True)\ntime.sleep(60)")
+
+
+def test_a_second_ctrl_c_says_the_session_is_left_running(server, tmp_path):
+    runner, user = tokens(server)
+    proc = subprocess.Popen([TURNLOG, "run", "--server", server.base, "--token", runner,
+                             "--spool", str(tmp_path), "--", sys.executable, "-c", IGNORES_SIGINT],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sid = session_id_from(proc)
+    wait_for_rows(server.db_file, sid, 1, proc)
+    proc.send_signal(signal.SIGINT)  # to the child, which ignores it
+    time.sleep(0.5)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)  # the hard stop
+    code, err = finish(proc, timeout=30)
+    assert code == 130, err
+    assert (f"turnlog: stopped by SIGINT (exit 130): session {sid} is left running (it reads"
+            " `stale` until a run resumes it from the spool);"
+            f" {server.base}/sessions/{sid}\n") in err, err
+    assert f"turnlog run --session {sid} --spool {tmp_path}" in err
+    _, counters = transcript(server.base, user, sid)
+    assert counters["status"] in ("running", "stale") and counters["exit_code"] is None
+    assert spool_path(tmp_path, sid).exists()

@@ -188,6 +188,9 @@ def test_ctrl_c_stops_the_agent_and_completes_the_session(fake, tmp_path):
     assert code == 0, err  # the agent exits 0 at EOF
     assert state.completed == {"exit_code": 0}
     assert "stopping the agent (asked by this terminal)" in err
+    ended = (f"turnlog: interrupted (SIGINT): session {state.session_id} completed (exit 0);"
+             f" {fake.base}/sessions/{state.session_id}\n")
+    assert ended in err and err.index("stopping the agent") < err.index(ended), err
 
 
 GENERIC = [sys.executable, "-u", "-c", """

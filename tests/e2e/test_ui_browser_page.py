@@ -1,6 +1,7 @@
 """What a reader of the session page sees in Chromium (issue 32): the header following a
 live session, the open bubble's Markdown, one token figure, readable dark-mode search
-controls, Codex reasoning without its Markdown marks. Chromium and the server as
+controls, Codex reasoning without its Markdown marks, the evidence summary after a
+fail-then-fix. Chromium and the server as
 tests/e2e/test_ui_browser.py starts them (its fixtures)."""
 import json
 import re
@@ -192,3 +193,48 @@ def test_codex_reasoning_shows_its_heading_as_a_title_without_asterisks(open_pag
     closed.locator("summary").click()
     assert closed.locator(".thinking-text code").inner_text() == "cargo test"
     assert "**" not in closed.inner_text()
+
+
+PYTEST = {"command": "python -m pytest -q"}
+
+
+def test_the_evidence_summary_after_fail_then_fix_reads_the_latest_run(open_page,  # noqa: F811
+                                                                      app_server):  # noqa: F811
+    sid = new_session(app_server.base, "agent")
+    runner = Runner(app_server.base, sid)
+    page = open_page(f"{app_server.base}/sessions/{sid}")
+    wait_for_state(page, "live")
+    runner.post(cl.system_init(),
+                cl.assistant(cl.tool_use("toolu_t1", "Bash", PYTEST), message_id="msg_1"),
+                cl.tool_result("toolu_t1", "F.....\nFAILED tests/test_pager.py::test_last_page\n"
+                                           "Exit code 1\n1 failed, 46 passed in 0.52s", True),
+                cl.assistant(cl.tool_use("toolu_e1", "Edit", {
+                    "file_path": "/repo/app/pager.py", "old_string": "n - 1", "new_string": "n"}),
+                    message_id="msg_2"),
+                cl.tool_result("toolu_e1", "The file /repo/app/pager.py has been updated."),
+                cl.assistant(cl.tool_use("toolu_t2", "Bash", PYTEST), message_id="msg_3"),
+                cl.tool_result("toolu_t2", "...............................................\n"
+                                           "47 passed in 0.50s"),
+                cl.assistant(cl.text("Fixed the off-by-one; the tests pass."), message_id="msg_4"),
+                cl.result())
+    summary = page.locator("#evidence-summary")
+    # live, then as the server renders it: the latest run's count, never the runs' sum
+    for reload in (False, True):
+        if reload:
+            page.reload()
+        page.wait_for_selector("#evidence-summary >> text=tests: 47 passed (latest of 2 runs)")
+        # (the Edit is no command; the sum read "tests: 93 passed, 1 failed")
+        assert summary.inner_text() == "2 commands, tests: 47 passed (latest of 2 runs)"
+        assert page.locator("#evidence").get_attribute("open") is None  # closed until asked
+
+        page.locator("#evidence > summary").click()
+        runs = page.locator(".evidence-item", has=page.locator("code >> text=python -m pytest -q"))
+        assert runs.count() == 2
+        earlier, latest = runs.nth(0), runs.nth(1)
+        assert "is-superseded" in earlier.get_attribute("class")
+        assert earlier.locator(".superseded").inner_text() == "earlier run"
+        assert earlier.locator(".superseded").is_visible()
+        assert earlier.locator(".tests").inner_text() == "pytest: 46 passed, 1 failed"
+        assert "is-superseded" not in latest.get_attribute("class")
+        assert latest.locator(".superseded").count() == 0
+        assert latest.locator(".tests").inner_text() == "pytest: 47 passed"

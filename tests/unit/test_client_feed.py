@@ -1,8 +1,10 @@
 """app.client.feed against a fake server: resume with Last-Event-ID, nothing twice, and the
 fallback to /stream where a server has no /events."""
+import pytest
 import urllib3
 
 from app.client.errors import ApiError
+from app.client.errors import Misconfigured
 from app.client.errors import Unreachable
 from app.client.feed import follow
 
@@ -68,6 +70,15 @@ def test_a_server_without_events_is_followed_on_stream_and_after_is_the_first_cu
     events = list(follow(client, "s", after=7, sleep=lambda seconds: None))
     assert [e.event for e in events] == ["output", "end"]
     assert client.asked == [("events", "7"), ("stream", "7")]
+
+
+def test_no_api_at_the_url_is_raised_after_stream_says_so_too():
+    # a --server with a path on a turnlog server: /events and /stream both name no route
+    wrong = Misconfigured("no turnlog API at http://h/turnlog: give the server's root URL", 404)
+    client = FakeClient([wrong, wrong])
+    with pytest.raises(Misconfigured):
+        list(follow(client, "s", sleep=lambda seconds: None))
+    assert client.asked == [("events", None), ("stream", None)]
 
 
 def test_an_unknown_session_or_a_refused_token_is_raised_not_retried():

@@ -1,9 +1,13 @@
 """The --server URL checks and the plain words for a failed request (the URL checks of app/client/http.py)."""
+import json
+
 import pytest
 import requests
 
+from app.client.errors import ApiError
 from app.client.errors import Misconfigured
 from app.client.http import checked_server
+from app.client.http import error_of
 from app.client.http import misconfigured_by
 from app.client.http import unreachable_reason
 
@@ -52,3 +56,33 @@ def test_a_failure_to_connect_is_no_misconfiguration():
 def test_a_timeout_is_said_in_words():
     assert unreachable_reason(requests.ConnectTimeout("x"), 30) == "connection timed out"
     assert unreachable_reason(requests.ReadTimeout("x"), 30) == "no answer within 30 s"
+
+
+def answer(status, body, url):
+    response = requests.Response()
+    response.status_code, response.url = status, url
+    response._content = json.dumps(body).encode()
+    response.headers["Content-Type"] = "application/json"
+    return response
+
+
+def envelope(code):
+    return {"error": {"code": code, "message": "The requested URL was not found", "status": 404}}
+
+
+def test_turnlogs_own_404_for_no_route_under_a_path_names_the_root():
+    server = "http://127.0.0.1:8000/turnlog"
+    wrong = error_of(answer(404, envelope("not_found"), f"{server}/api/remote/sessions"), server)
+    assert isinstance(wrong, Misconfigured) and wrong.status == 404
+    assert str(wrong) == ("no turnlog API at http://127.0.0.1:8000/turnlog: give the server's"
+                          " root URL, e.g. http://127.0.0.1:8000")
+
+
+def test_a_404_for_the_session_or_at_the_root_stays_the_servers_answer():
+    under = "http://127.0.0.1:8000/turnlog"
+    unknown = error_of(answer(404, envelope("session_not_found"), f"{under}/api/x"), under)
+    assert type(unknown) is ApiError and unknown.code == "session_not_found"
+    # at the root, `not_found` is an older server without that one route (feed falls back)
+    root = "http://127.0.0.1:8000"
+    older = error_of(answer(404, envelope("not_found"), f"{root}/api/x/events"), root)
+    assert type(older) is ApiError and older.code == "not_found"
