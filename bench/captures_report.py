@@ -17,8 +17,7 @@ provider with its settings (TURNLOG_SPLIT_EXAMPLES), and with --figures (the JSO
 test run writes when TURNLOG_FIGURES_FILE names it) how many it checked.
 
 Prints Markdown tables (docs/agents.md, "Measured"). Exit code 1 when a transcript's
-token usage differs from the CLI's totals (the cost is shown, not judged: see
-docs/agents.md on why it differs).
+token usage or cost differs from the CLI's own.
 """
 import argparse
 import json
@@ -187,7 +186,8 @@ def main(argv=None):
             sqla.engine.dispose()
     print_tables(measured)
     print_splits(args.figures)
-    differ = [m for m in measured for _, agreeing, _ in m["by_kind"].values() if agreeing != m["files"]]
+    differ = [m for m in measured for _, agreeing, costs in m["by_kind"].values()
+              if agreeing != m["files"] or (m["cost"] is not None and costs != m["files"])]
     return 1 if differ else 0
 
 

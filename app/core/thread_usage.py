@@ -1,6 +1,7 @@
 """A turn's own usage out of a provider's running total for its thread (Codex prints
-one at each `turn.completed`). Pure, in the bottom layer: the server's fold (app/transcript)
-and the runner's usage reports (app/client/usage.py) step totals alike."""
+one at each `turn.completed`), and a turn's own cost out of Claude's running cost of its
+session (`result.total_cost_usd`). Pure, in the bottom layer: the server's fold
+(app/transcript) and the runner's usage reports (app/client/usage.py) step totals alike."""
 
 
 def _count(value):
@@ -56,3 +57,48 @@ class ThreadUsage:
             return {}
         self.state = {**self.state, "total": counts}
         return {key: value - last.get(key, 0) for key, value in counts.items()}
+
+
+# How many agent sessions' running costs are kept: a turnlog session holds one, or a few
+# (a run begun afresh, a resumed one); a bound keeps the stored state small.
+COST_SESSIONS = 16
+
+
+def _cost(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e9
+
+
+class RunningCost:
+    """A turn's own cost out of Claude's running cost of its agent session.
+
+    Claude's `result.total_cost_usd` is the cost of the agent session so far: a second
+    prompt over stdin and a resumed run go on from it. One turn's cost is the difference
+    from the last cost its agent session (the result's `session_id`) reported. A session
+    first seen with a total already (a resumed run) takes it whole, as Claude's own count
+    does (the last total of each agent session, summed over the sessions).
+
+    A total below the last one is no step forward: a re-sent copy of an earlier result.
+    It costs nothing and the last total stands; the same total again costs nothing too.
+
+    State: {agent session id ("" for a result that names none): its last running cost},
+    the COST_SESSIONS most recently stepped, oldest first.
+    """
+
+    def __init__(self, state=None):
+        self.state = dict(state or {})
+
+    def stored(self):
+        """The state to keep with the open turn, or None while there is none to keep."""
+        return dict(self.state) if self.state else None
+
+    def turn_cost(self, session, total):
+        """The cost `total` (the agent session's running cost, as reported) adds to the
+        session's last one; None when `total` is no cost."""
+        if not _cost(total):
+            return None
+        key = session if isinstance(session, str) else ""
+        last = self.state.pop(key, 0)
+        self.state[key] = max(last, total)
+        while len(self.state) > COST_SESSIONS:
+            del self.state[next(iter(self.state))]
+        return float(max(0.0, total - last))

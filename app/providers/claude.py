@@ -114,6 +114,9 @@ def parse_result(obj):
     info = {key: obj[key] for key in RESULT_FIELDS if key in obj}
     if isinstance(obj.get("result"), str):
         info["result"] = obj["result"]
+    if isinstance(obj.get("session_id"), str):
+        # whose running cost `total_cost_usd` is: the accumulator steps it per session
+        info["agent_session"] = obj["session_id"]
     usage = token_usage(obj.get("usage"))
     if usage:  # the agent's own total for the turn: it wins over the per-message fold
         info["usage"] = usage

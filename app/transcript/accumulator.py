@@ -12,6 +12,7 @@ import binascii
 import hashlib
 from typing import NamedTuple
 
+from app.core.thread_usage import RunningCost
 from app.core.thread_usage import ThreadUsage
 from app.transcript import event_types as ev
 from app.transcript.recent_keys import RecentKeys
@@ -24,6 +25,8 @@ from app.transcript.turns import Turn
 from app.transcript.turns import TurnBuffer
 from app.transcript.turns import UserPrompt
 from app.transcript.turns import turn_key
+from app.transcript.usage import COST
+from app.transcript.usage import TURN_COST
 
 # How many recent line ids are remembered to spot lines a runner sends again
 # under new seqs. Bounded so the stored state stays a few kilobytes.
@@ -63,7 +66,7 @@ class Accumulator:
     """
 
     def __init__(self, buffer=None, recent_keys="", replay=None, runs=0, thread_usage=None,
-                 last_end=None, last_init=None):
+                 last_end=None, last_init=None, running_cost=None):
         self.buffer = buffer or TurnBuffer()
         # provider turns begun so far (turn.started lines): the scope of item ids
         self._runs = runs
@@ -73,6 +76,9 @@ class Accumulator:
         # the provider's running total for its thread (Codex exec): a turn's own usage
         # is its step from the last one
         self.thread_usage = ThreadUsage(thread_usage)
+        # the running cost of each agent session (Claude's total_cost_usd): a turn's own
+        # cost is its step from the last one
+        self.running_cost = RunningCost(running_cost)
         # the line_hash of the id-less result line that closed the last turn, until a
         # turn.started: the same line again, with nothing in between, is a re-sent copy
         self._last_end = last_end
@@ -100,7 +106,7 @@ class Accumulator:
         turns (`stream_state()`), each read by name; a missing field takes its default."""
         return cls(TurnBuffer.from_header(turn), _recent_keys(stream.get("recent_ids", "")),
                    stream.get("replay"), stream.get("runs", 0), stream.get("thread_usage"),
-                   stream.get("last_end"), stream.get("last_init"))
+                   stream.get("last_end"), stream.get("last_init"), stream.get("running_cost"))
 
     def snapshot(self):
         """The state to store, without the parts (take and save those first)."""
@@ -115,12 +121,16 @@ class Accumulator:
     def stream_state(self):
         """What the accumulator keeps across turns: the replay window, the replay chain,
         how many provider turns began (the scope of item ids) and, for a provider that
-        reports a running total of its thread, the last one (absent otherwise)."""
+        reports a running total of its thread or a running cost, the last one (absent
+        otherwise)."""
         stored = {"recent_ids": self._recent.stored(), "replay": self.replay.snapshot(),
                   "runs": self._runs}
         thread_usage = self.thread_usage.stored()
         if thread_usage is not None:
             stored["thread_usage"] = thread_usage
+        running_cost = self.running_cost.stored()
+        if running_cost is not None:
+            stored["running_cost"] = running_cost
         if self._last_end is not None:
             stored["last_end"] = self._last_end
         if self._last_init is not None:
@@ -266,11 +276,17 @@ class Accumulator:
 
     def _turn_result(self, info):
         """The result line's fields, with the turn's own usage where the line reports the
-        thread's running total (`thread_usage`, kept beside it as reported)."""
+        thread's running total (`thread_usage`, kept beside it as reported), and its own
+        cost (TURN_COST) where it reports the agent session's running cost (COST, kept
+        as reported). The agent session it names is read here, and not kept."""
+        result = {key: value for key, value in info.items() if key != "agent_session"}
+        cost = self.running_cost.turn_cost(info.get("agent_session"), info.get(COST))
+        if cost is not None:
+            result[TURN_COST] = cost
         total = info.get("thread_usage")
-        if not isinstance(total, dict):
-            return info
-        return {**info, "usage": self.thread_usage.turn_usage(total)}
+        if isinstance(total, dict):
+            result["usage"] = self.thread_usage.turn_usage(total)
+        return result
 
     def close(self, completed_at=None):
         """Process completion (at `completed_at`): close the open turn, if it holds anything."""

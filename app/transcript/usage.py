@@ -20,7 +20,10 @@ TRANSCRIPT_TOKENS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
 CACHED_PART = "cached_input_tokens"
 # Gemini's stats name their counts so; `cached` is the cached part of input_tokens.
 STATS_ALIASES = {"cached": CACHED_PART}
+# Claude's result reports the agent session's running cost so far; the accumulator
+# steps it into the turn's own (RunningCost, app/core/thread_usage.py), kept beside it.
 COST = "total_cost_usd"
+TURN_COST = "cost_usd"
 
 
 def reported_usage(result):
@@ -49,13 +52,14 @@ def turn_usage(result, usage_by_message):
 
 def transcript_delta(turns):
     """What `turns` (TranscriptTurns) add to the session's transcript usage: the four
-    token counts and the cost, all zero when they report nothing."""
+    token counts and the cost (each turn's own, not the running cost its result
+    reports), all zero when they report nothing."""
     delta = dict.fromkeys(TRANSCRIPT_TOKENS, 0)
     delta[COST] = 0.0
     for turn in turns:
         for key, value in _in_claudes_terms(turn.usage).items():
             delta[key] += value
-        cost = turn.result.get(COST)
+        cost = turn.result.get(TURN_COST)
         if isinstance(cost, (int, float)) and not isinstance(cost, bool) and 0 <= cost < 1e9:
             delta[COST] += cost
     return delta

@@ -171,16 +171,12 @@ def test_a_captured_shell_command_is_evidence_with_its_output_and_outcome(client
 
 
 CLAUDE_FILES = [path for path in FILES if cli_of(path) == "claude"]
-# Claude's `total_cost_usd` is the session's running cost: a capture with more than one
-# result per session gets each result's running total added (docs/agents.md, Measured).
-COST_SUMMED = ("multi_turn", "interactive_multi_turn", "sub_agent")
 
 
-@pytest.mark.parametrize("path", [
-    pytest.param(path, id=_id(path), marks=pytest.mark.xfail(
-        path.stem in COST_SUMMED, strict=True,
-        reason="the transcript sums each result's running total_cost_usd"))
-    for path in CLAUDE_FILES])
+# Claude's `total_cost_usd` is the session's running cost: in `multi_turn`,
+# `interactive_multi_turn` and `sub_agent` a second result goes on from the first, and
+# the transcript counts each turn's step from it, so the sum is Claude's last total.
+@pytest.mark.parametrize("path", CLAUDE_FILES, ids=[_id(path) for path in CLAUDE_FILES])
 def test_a_claude_captures_transcript_cost_is_claudes_own(client, path):
     session = posted(client, path)
     own = claude_cost([json.loads(line) for line in lines_of(path)])

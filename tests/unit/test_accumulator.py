@@ -1,4 +1,5 @@
 """The accumulator on its own: events in, turns out, no database."""
+import json
 from pathlib import Path
 
 import pytest
@@ -421,3 +422,29 @@ def test_usage_changed_says_whether_the_line_changed_the_turns_usage():
     # the first report, a repeat, a fuller report, an older (smaller) one
     assert changed == [True, False, True, False]
     assert acc.buffer.message_usage() == {"msg_1": more}
+
+
+def costing(line, cost_usd, session_id="claude-session"):
+    """A result line reporting its agent session's running cost, as Claude's do."""
+    obj = json.loads(line)
+    return json.dumps({**obj, "total_cost_usd": cost_usd, "session_id": session_id})
+
+
+def test_a_claude_turn_costs_its_step_of_the_running_cost_across_stored_states():
+    acc = Accumulator()
+    [first] = feed_all(acc, [cl.assistant(cl.text("one")), costing(cl.result(), 0.00086)])
+    later = Accumulator.restore(acc.snapshot())  # the next request
+    [second] = feed_all(later, [cl.assistant(cl.text("two")), costing(cl.result(), 0.00199)], 2)
+    assert first.result["cost_usd"] == pytest.approx(0.00086)
+    assert second.result["cost_usd"] == pytest.approx(0.00113)
+    assert second.result["total_cost_usd"] == 0.00199  # kept as Claude reported it
+    assert "agent_session" not in second.result  # read, not kept with the turn
+
+
+def test_a_resent_claude_result_costs_nothing():
+    acc = Accumulator()
+    result = costing(cl.result(), 0.25)
+    feed_all(acc, [cl.assistant(cl.text("one")), result])
+    # the same result beyond the replay window's reach: a line of its own, no new cost
+    [again] = feed_all(acc, [cl.assistant(cl.text("one")), costing(cl.result(), 0.25)], 2)
+    assert again.result["cost_usd"] == 0.0

@@ -26,11 +26,13 @@ def test_reported_usage_keeps_whole_token_counts_only():
 
 def test_the_delta_sums_tokens_under_claudes_names_and_the_cost():
     turns = [Turn({"input_tokens": 18, "output_tokens": 85, "cache_read_input_tokens": 8800,
-                   "cache_creation_input_tokens": 800}, {"total_cost_usd": 0.021}),
+                   "cache_creation_input_tokens": 800},
+                  {"total_cost_usd": 0.05, "cost_usd": 0.021}),
              Turn({"input_tokens": 9000, "cached_input_tokens": 8800, "output_tokens": 30}),
-             Turn({"total_tokens": 50, "output_tokens": 7}, {"total_cost_usd": math.nan})]
+             Turn({"total_tokens": 50, "output_tokens": 7}, {"cost_usd": math.nan})]
     delta = transcript_delta(turns)
-    # Codex's 9000 input include its 8800 cached: 200 uncached, the 8800 as cache read
+    # Codex's 9000 input include its 8800 cached: 200 uncached, the 8800 as cache read;
+    # the cost is the turn's own (`cost_usd`), not the running cost Claude reports
     assert delta == {"input_tokens": 218, "output_tokens": 122, "cache_read_input_tokens": 17600,
                      "cache_creation_input_tokens": 800, "total_cost_usd": 0.021}
 
