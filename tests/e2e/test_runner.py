@@ -289,13 +289,20 @@ def test_a_revoked_token_ends_the_run_saying_which_token(server, tmp_path):
     assert "retrying" not in err and seconds < 15
 
 
-def test_sigterm_reaches_the_child_and_the_session_completes_with_its_code(server, tmp_path):
+def signalled_run(server, tmp_path, number):
+    """A run of a printing agent sent signal `number` once 10 lines are stored:
+    (session id, user token, exit code, stderr)."""
     runner, user = tokens(server)
     proc = start_run(server.base, runner, tmp_path, ["--lines", "1000", "--pause", "0.02"])
     sid = session_id_from(proc)
     wait_for_rows(server.db_file, sid, 10, proc)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(number)
     code, err = finish(proc, timeout=30)
+    return sid, user, code, err
+
+
+def test_sigterm_reaches_the_child_and_the_session_completes_with_its_code(server, tmp_path):
+    sid, user, code, err = signalled_run(server, tmp_path, signal.SIGTERM)
     assert code == 128 + signal.SIGTERM, err  # the child died of it, as a shell reports
     _, counters = transcript(server.base, user, sid)
     assert (counters["status"], counters["exit_code"]) == ("failed", 128 + signal.SIGTERM)
@@ -304,12 +311,7 @@ def test_sigterm_reaches_the_child_and_the_session_completes_with_its_code(serve
 
 
 def test_ctrl_c_completes_the_session_and_says_which_how_and_where(server, tmp_path):
-    runner, user = tokens(server)
-    proc = start_run(server.base, runner, tmp_path, ["--lines", "1000", "--pause", "0.02"])
-    sid = session_id_from(proc)
-    wait_for_rows(server.db_file, sid, 10, proc)
-    proc.send_signal(signal.SIGINT)
-    code, err = finish(proc, timeout=30)
+    sid, user, code, err = signalled_run(server, tmp_path, signal.SIGINT)
     assert code == 130, err  # the child died of the SIGINT forwarded to it
     # it returned silently before: nothing said what became of the session
     assert (f"turnlog: interrupted (SIGINT): session {sid} completed as failed (exit 130);"

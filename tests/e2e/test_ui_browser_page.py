@@ -32,12 +32,19 @@ def text_of(page, selector):
     return page.locator(selector).inner_text()
 
 
+def live_page(opener, server):
+    """A new agent session, its runner, and its page (`opener`, the open_page fixture)
+    once it follows the session live."""
+    sid = new_session(server.base, "agent")
+    runner = Runner(server.base, sid)
+    page = opener(f"{server.base}/sessions/{sid}")
+    wait_for_state(page, "live")
+    return sid, runner, page
+
+
 def test_a_live_sessions_heading_counters_and_updated_follow_without_reload(open_page,  # noqa: F811
                                                                            app_server):  # noqa: F811
-    sid = new_session(app_server.base, "agent")
-    runner = Runner(app_server.base, sid)
-    page = open_page(f"{app_server.base}/sessions/{sid}")
-    wait_for_state(page, "live")
+    sid, runner, page = live_page(open_page, app_server)
     page.evaluate("window.notReloaded = true")
     assert text_of(page, "#session-title") == sid  # it has said nothing yet
     assert page.locator("#session-meta .model").count() == 0
@@ -71,10 +78,7 @@ def test_a_live_sessions_heading_counters_and_updated_follow_without_reload(open
 
 
 def test_the_open_bubble_shows_rendered_markdown_as_its_row_will(open_page, app_server):  # noqa: F811
-    sid = new_session(app_server.base, "agent")
-    runner = Runner(app_server.base, sid)
-    page = open_page(f"{app_server.base}/sessions/{sid}")
-    wait_for_state(page, "live")
+    sid, runner, page = live_page(open_page, app_server)
     runner.post(stream_event({"type": "message_start", "message": {
                     "id": "msg_s", "role": "assistant", "content": []}}),
                 stream_event({"type": "content_block_start", "index": 0,
@@ -200,10 +204,7 @@ PYTEST = {"command": "python -m pytest -q"}
 
 def test_the_evidence_summary_after_fail_then_fix_reads_the_latest_run(open_page,  # noqa: F811
                                                                       app_server):  # noqa: F811
-    sid = new_session(app_server.base, "agent")
-    runner = Runner(app_server.base, sid)
-    page = open_page(f"{app_server.base}/sessions/{sid}")
-    wait_for_state(page, "live")
+    sid, runner, page = live_page(open_page, app_server)
     runner.post(cl.system_init(),
                 cl.assistant(cl.tool_use("toolu_t1", "Bash", PYTEST), message_id="msg_1"),
                 cl.tool_result("toolu_t1", "F.....\nFAILED tests/test_pager.py::test_last_page\n"

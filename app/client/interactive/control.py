@@ -86,15 +86,16 @@ class Commander:
             return
         if kind == "input":
             self.held.pop(command.get("uuid"), None)
-        self._acted(command_id, kind, outcome, reason)
+        self._record(command_id, kind)
+        self._ack(command_id, outcome, reason)
         if kind == "stop" and outcome == "done":
             self.finish_stop()
 
-    def _acted(self, command_id, kind, outcome, reason):
+    def _record(self, command_id, kind):
+        """Acted on: durable in the spool before it is acknowledged."""
         self.acted.append((command_id, kind, time.monotonic()))
         self.spool.record_command(command_id)
         self.done.add(command_id)
-        self._ack(command_id, outcome, reason)
 
     def _sent(self, uuid):
         """The driver wrote an input it held back (in the agent's reader thread: the
@@ -108,10 +109,8 @@ class Commander:
         command_id = self.held.pop(uuid, None)
         if command_id is None:
             return
-        if outcome == "done":  # written: durable before anything else, as in handle
-            self.acted.append((command_id, "input", time.monotonic()))
-            self.spool.record_command(command_id)
-            self.done.add(command_id)
+        if outcome == "done":  # written: recorded before it is acknowledged, as in handle
+            self._record(command_id, "input")
         threading.Thread(target=self._ack, args=(command_id, outcome, reason), daemon=True,
                          name=f"turnlog-ack-{command_id}").start()
 
